@@ -1,0 +1,48 @@
+# Two commands do all set-up on a fresh machine: `make lab` (open the course) and `make test`.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.course-installed
+# Kernels started by Jupyter and nbgrader must be the course's Python, not another one on PATH.
+export PATH := $(abspath $(BIN)):$(PATH)
+
+.PHONY: help install lab test lint release grade clean
+
+help:
+	@echo "make lab      install if needed, then open JupyterLab on notebooks/"
+	@echo "make test     install if needed, then run the whole test suite (what CI runs)"
+	@echo "make release  regenerate notebooks/ from solutions/ (instructors)"
+	@echo "make grade ASSIGNMENT=01_positional_encoding SUBMISSIONS=dir OUT=dir"
+
+$(STAMP): requirements.txt pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11 or run 'make PYTHON=/path/to/python3.11 ...'"; exit 1; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	sed '/# no-deps$$/d' requirements.txt > $(VENV)/requirements-with-deps.txt
+	$(BIN)/python -m pip install --quiet -r $(VENV)/requirements-with-deps.txt
+	$(BIN)/python -m pip install --quiet --no-deps $$(sed -n 's/^\([A-Za-z0-9][^ ]*\) *# no-deps$$/\1/p' requirements.txt)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@touch $@
+
+install: $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(LAB_ARGS)
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	COURSE_FAST=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+release: $(STAMP)
+	$(BIN)/python -m autograde.release
+
+grade: $(STAMP)
+	@if [ -z "$(ASSIGNMENT)" ] || [ -z "$(SUBMISSIONS)" ] || [ -z "$(OUT)" ]; then \
+		echo "usage: make grade ASSIGNMENT=01_positional_encoding SUBMISSIONS=dir OUT=dir"; exit 2; fi
+	$(BIN)/python -m autograde.grade --assignment "$(ASSIGNMENT)" --submissions "$(SUBMISSIONS)" --out "$(OUT)"
+
+clean:
+	rm -rf .nbgrader .pytest_cache .ruff_cache
+	find . -name __pycache__ -not -path './$(VENV)/*' -prune -exec rm -rf {} +

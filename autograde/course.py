@@ -1,0 +1,51 @@
+"""The course's nbgrader settings, applied to any course root (the repository or a temporary one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SOURCE_DIRECTORY = "solutions"
+RELEASE_DIRECTORY = "notebooks"
+COURSE_ID = "transformers-from-attention-to-bert"
+
+# Lines on stderr that must not cost a learner points: TensorFlow's C++ and absl log lines
+# (printed at import even with TF_CPP_MIN_LOG_LEVEL=3) and Python warnings. nbgrader drops a
+# stderr output when this pattern is found anywhere in it.
+IGNORED_STDERR_PATTERN = (
+    r"(?m)^("
+    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] "  # TensorFlow C++ logging
+    r"|[IWEF]\d{4} \d\d:\d\d:\d+\.\d+ +\d+ "  # absl logging ("I0000 00:00:1795362538.443345  3448 ...")
+    r"|WARNING: All log messages before absl::InitializeLog"
+    r"|.*\b\w*Warning: "  # Python's warnings module
+    r")"
+)
+
+
+def list_assignments(source: Path = REPO_ROOT / SOURCE_DIRECTORY) -> list[str]:
+    """Assignment stems (`NN_topic`) that have a source notebook of the same name."""
+    return sorted(p.name for p in source.iterdir() if (p / f"{p.name}.ipynb").is_file())
+
+
+def apply(c, root: Path, *, cell_timeout: int = 300) -> None:
+    """Set the course's nbgrader options on the traitlets config `c`, rooted at `root`."""
+    root = Path(root).resolve()
+    c.CourseDirectory.root = str(root)
+    c.CourseDirectory.course_id = COURSE_ID
+    c.CourseDirectory.source_directory = SOURCE_DIRECTORY
+    c.CourseDirectory.release_directory = RELEASE_DIRECTORY
+    # The gradebook is generated state: keep it out of the tracked tree.
+    (root / ".nbgrader").mkdir(exist_ok=True)
+    c.CourseDirectory.db_url = f"sqlite:///{root / '.nbgrader' / 'gradebook.db'}"
+    c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", ".nbgrader"]
+
+    c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+    c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+
+    c.Execute.timeout = cell_timeout
+    c.Execute.interrupt_on_timeout = True
+    c.IgnorePattern.enabled = True
+    c.IgnorePattern.pattern = IGNORED_STDERR_PATTERN
+    # A learner who deletes a test cell gets it back, graded, instead of silently losing it.
+    c.OverwriteCells.add_missing_cells = True
+    c.Autograde.create_student = True

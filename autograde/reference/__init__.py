@@ -1,0 +1,1 @@
+"""Reference implementations in plain NumPy, written independently of the solution notebooks."""

@@ -1,0 +1,88 @@
+"""Comparison helpers shared by the visible checks and the hidden tests.
+
+Every value is converted to a float array with an explicit shape before it is compared, so an
+object whose ``__eq__`` always answers True cannot pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+class CheckFailed(AssertionError):
+    """A check found a problem; the message says what is wrong and, where it can, why."""
+
+
+def to_array(value, name: str, dtype=np.float64) -> np.ndarray:
+    """Convert a tensor, array or nested list to a NumPy array, or fail naming `name`."""
+    if value is None:
+        raise CheckFailed(f"{name} is None: did you forget a `return`?")
+    if hasattr(value, "numpy") and callable(value.numpy):
+        value = value.numpy()
+    try:
+        array = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError) as error:
+        raise CheckFailed(
+            f"{name} could not be read as an array of numbers "
+            f"(got {type(value).__name__}: {error})"
+        ) from None
+    if np.issubdtype(array.dtype, np.floating) and not np.all(np.isfinite(array)):
+        raise CheckFailed(f"{name} contains NaN or infinite values")
+    return array
+
+
+def expect_tensor(value, name: str, dtype: str | None = None) -> None:
+    """Fail unless `value` is a `tf.Tensor` (of `dtype`, when given)."""
+    import tensorflow as tf
+
+    if not tf.is_tensor(value):
+        raise CheckFailed(
+            f"{name} should be a tf.Tensor, got {type(value).__name__}; "
+            "use TensorFlow operations or wrap the result with tf.constant / tf.convert_to_tensor"
+        )
+    if dtype is not None and value.dtype.name != dtype:
+        raise CheckFailed(f"{name} should have dtype {dtype}, got {value.dtype.name}")
+
+
+def expect_shape(array: np.ndarray, shape: Sequence[int], name: str) -> None:
+    """Fail unless `array` has exactly `shape`."""
+    if tuple(array.shape) != tuple(shape):
+        raise CheckFailed(f"{name} has shape {tuple(array.shape)}, expected {tuple(shape)}")
+
+
+def expect_close(
+    actual,
+    expected,
+    name: str,
+    *,
+    atol: float = 1e-6,
+    rtol: float = 1e-5,
+    hint: str | None = None,
+) -> np.ndarray:
+    """Compare as float arrays: shape first, then values; report the worst mismatch.
+
+    Returns the converted `actual` so callers can run further diagnostics on it.
+    """
+    expected = to_array(expected, "the expected value")
+    actual = to_array(actual, name)
+    expect_shape(actual, expected.shape, name)
+    close = np.isclose(actual, expected, atol=atol, rtol=rtol)
+    if not np.all(close):
+        difference = np.abs(actual - expected)
+        worst = np.unravel_index(np.argmax(difference), difference.shape)
+        message = (
+            f"{name} has wrong values: {np.size(close) - np.count_nonzero(close)} of "
+            f"{np.size(close)} entries differ; the largest difference is at index "
+            f"{tuple(int(i) for i in worst)}: got {actual[worst]:.6g}, expected {expected[worst]:.6g}"
+        )
+        if hint:
+            message += f". {hint}"
+        raise CheckFailed(message)
+    return actual
+
+
+def passed(message: str) -> None:
+    """Print a success line (stdout, so nbgrader never mistakes it for an error)."""
+    print(f"\N{CHECK MARK} {message}")

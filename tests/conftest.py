@@ -1,0 +1,53 @@
+"""Shared fixtures: where things are, and how to run a notebook the way a learner would."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from autograde.course import list_assignments
+
+REPO = Path(__file__).resolve().parent.parent
+ASSIGNMENTS = list_assignments()
+SOLUTION_CODE = "### BEGIN SOLUTION"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def course_environment():
+    """Fast mode for every notebook the tests run, and the course's Python as the kernel."""
+    os.environ["COURSE_FAST"] = "1"
+    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+def solution_path(stem: str) -> Path:
+    return REPO / "solutions" / stem / f"{stem}.ipynb"
+
+
+def release_path(stem: str) -> Path:
+    return REPO / "notebooks" / stem / f"{stem}.ipynb"
+
+
+def execute(notebook_path: Path, timeout: int = 600) -> nbformat.NotebookNode:
+    """Run every cell (errors recorded, not raised) in the notebook's folder; return the result."""
+    notebook = nbformat.read(notebook_path, as_version=4)
+    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(notebook_path.parent)}})
+    client.execute()
+    return notebook
+
+
+def errors(notebook: nbformat.NotebookNode) -> list[tuple[int, str, str]]:
+    """(cell number, exception name, message) for every error output."""
+    found = []
+    for index, cell in enumerate(notebook.cells):
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                found.append((index + 1, output.get("ename"), output.get("evalue", "")[:200]))
+    return found

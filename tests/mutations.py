@@ -1,0 +1,58 @@
+"""Submissions built from the solution notebooks for the grading tests.
+
+A mutation makes exactly one graded function wrong: `old` must occur exactly once in the
+solution notebook's code, and only the test cell `grade_id` should lose its points.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import nbformat
+
+
+@dataclass(frozen=True)
+class Mutation:
+    grade_id: str
+    old: str
+    new: str
+    what: str
+
+
+WRONG_FUNCTION = {
+    "01_positional_encoding": Mutation(
+        grade_id="test_positional_encoding",
+        old="TODO",
+        new="TODO",
+        what="sine and cosine swapped",
+    ),
+    "02_scaled_dot_product_attention": Mutation(
+        grade_id="test_scaled_dot_product_attention",
+        old="TODO",
+        new="TODO",
+        what="attention without the 1/sqrt(d_k) scaling",
+    ),
+}
+
+
+def mutate(notebook: nbformat.NotebookNode, mutation: Mutation) -> nbformat.NotebookNode:
+    hits = [cell for cell in notebook.cells if cell.cell_type == "code" and mutation.old in cell.source]
+    count = sum(cell.source.count(mutation.old) for cell in hits)
+    assert count == 1, f"mutation '{mutation.what}': expected its text once in the notebook, found {count}"
+    hits[0].source = hits[0].source.replace(mutation.old, mutation.new)
+    return notebook
+
+
+def insert_after_setup(notebook: nbformat.NotebookNode, source: str) -> nbformat.NotebookNode:
+    """Insert a code cell right after the first code cell (the set-up cell)."""
+    first_code = next(i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code")
+    notebook.cells.insert(first_code + 1, nbformat.v4.new_code_cell(source))
+    return notebook
+
+
+def delete_cell(notebook: nbformat.NotebookNode, grade_id: str) -> nbformat.NotebookNode:
+    before = len(notebook.cells)
+    notebook.cells = [cell for cell in notebook.cells
+                      if cell.metadata.get("nbgrader", {}).get("grade_id") != grade_id]
+    assert len(notebook.cells) == before - 1, f"no cell with grade id {grade_id}"
+    return notebook

