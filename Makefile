@@ -25,8 +25,11 @@ $(STAMP): requirements.txt pyproject.toml
 
 install: $(STAMP)
 
+# Jupyter refuses to run as root unless told to (containers, CI machines).
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
+
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(LAB_ARGS)
+	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(ALLOW_ROOT) $(LAB_ARGS)
 
 test: $(STAMP)
 	$(BIN)/ruff check .

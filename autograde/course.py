@@ -17,6 +17,7 @@ IGNORED_STDERR_PATTERN = (
     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] "  # TensorFlow C++ logging
     r"|[IWEF]\d{4} \d\d:\d\d:\d+\.\d+ +\d+ "  # absl logging ("I0000 00:00:1795362538.443345  3448 ...")
     r"|WARNING: All log messages before absl::InitializeLog"
+    r"|(DEBUG|INFO|WARNING|ERROR):(absl|tensorflow|keras)\b"  # Python loggers of those libraries
     r"|.*\b\w*Warning: "  # Python's warnings module
     r")"
 )

@@ -56,3 +56,19 @@ def delete_cell(notebook: nbformat.NotebookNode, grade_id: str) -> nbformat.Note
                       if cell.metadata.get("nbgrader", {}).get("grade_id") != grade_id]
     assert len(notebook.cells) == before - 1, f"no cell with grade id {grade_id}"
     return notebook
+
+
+def prepend_to_solutions(notebook: nbformat.NotebookNode, code: str) -> nbformat.NotebookNode:
+    """Insert `code` at the start of every solution region, indented like the marker."""
+    changed = 0
+    for cell in notebook.cells:
+        lines = cell.source.split("\n")
+        for index, line in enumerate(lines):
+            if line.strip() == "### BEGIN SOLUTION":
+                indent = line[: len(line) - len(line.lstrip())]
+                lines[index + 1:index + 1] = [indent + extra for extra in code.split("\n")]
+                changed += 1
+                break
+        cell.source = "\n".join(lines)
+    assert changed, "no solution region found"
+    return notebook

@@ -8,6 +8,7 @@ import pytest
 
 from autograde import grade, release
 from autograde.course import IGNORED_STDERR_PATTERN
+
 from conftest import ASSIGNMENTS, solution_path
 
 TENSORFLOW_STDERR = [
@@ -15,6 +16,8 @@ TENSORFLOW_STDERR = [
     "I0000 00:00:1795362538.443345    3448 port.cc:153] oneDNN custom operations are on.",
     "E0000 00:00:1795362538.775284    3448 cuda_executor.cc:1] Could not find cuda drivers",
     "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
+    "WARNING:tensorflow:5 out of the last 5 calls to <function f> triggered tf.function retracing.",
+    "WARNING:absl:an absl log line",
     "/x/lib/keras/src/layer.py:12: UserWarning: Do not pass an `input_shape` argument\n  warnings.warn(",
 ]
 

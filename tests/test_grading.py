@@ -16,8 +16,9 @@ import psutil
 import pytest
 
 from autograde.grade import grade_batch
+
 from conftest import ASSIGNMENTS, release_path, solution_path
-from mutations import WRONG_FUNCTION, delete_cell, insert_after_setup, mutate
+from mutations import WRONG_FUNCTION, delete_cell, insert_after_setup, mutate, prepend_to_solutions
 
 pytestmark = pytest.mark.grading
 
@@ -29,6 +30,11 @@ HARD_HANG = (
     "    time.sleep(0.1)"
 )
 KERNEL_DIES = "import os\nos._exit(1)"
+# Correct code that writes to stderr the way libraries do: it must not cost points.
+NOISY = (
+    "import warnings; warnings.warn('a library warning', UserWarning)\n"
+    "from absl import logging as absl_logging; absl_logging.warning('an absl log line')"
+)
 
 
 def write(notebook: nbformat.NotebookNode, folder: Path, stem: str) -> None:
@@ -110,6 +116,7 @@ def test_broken_submissions_never_stop_the_batch(tmp_path):
     (submissions / "f_wrong_name").mkdir()
     shutil.copy(solution_path(stem), submissions / "f_wrong_name" / "my_homework.ipynb")
     write(solution(), submissions / "g_fine", stem)
+    write(prepend_to_solutions(solution(), NOISY), submissions / "h_noisy_stderr", stem)
 
     kernels_before = kernel_count()
     grade_batch(stem, submissions, out, cell_timeout=20, student_timeout=240, log=lambda line: None)
@@ -127,6 +134,7 @@ def test_broken_submissions_never_stop_the_batch(tmp_path):
     assert rows["e_invalid_json"]["status"].startswith("invalid notebook: not valid JSON"), rows["e_invalid_json"]
     assert rows["f_wrong_name"]["status"] == f"missing: no {stem}.ipynb in the submission (found: my_homework.ipynb)"
     assert rows["g_fine"]["status"] == "graded" and float(full) > 0, rows["g_fine"]
+    assert rows["h_noisy_stderr"]["score"] == full, f"stderr noise cost points: {rows['h_noisy_stderr']}"
     assert kernel_count() <= kernels_before, "grading left kernels running"
 
 

@@ -10,6 +10,7 @@ import nbformat
 import pytest
 
 from autograde.release import release
+
 from conftest import ASSIGNMENTS, REPO, SOLUTION_CODE, errors, execute, release_path, solution_path
 
 TRACKED_NOTEBOOKS = subprocess.run(["git", "ls-files", "*.ipynb"], cwd=REPO, capture_output=True,
