@@ -28,8 +28,8 @@ WRONG_FUNCTION = {
     ),
     "02_scaled_dot_product_attention": Mutation(
         grade_id="test_scaled_dot_product_attention",
-        old="TODO",
-        new="TODO",
+        old="scores = tf.matmul(q, k, transpose_b=True) / tf.sqrt(d_k)",
+        new="scores = tf.matmul(q, k, transpose_b=True)",
         what="attention without the 1/sqrt(d_k) scaling",
     ),
 }
