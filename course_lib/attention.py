@@ -10,7 +10,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from course_lib.checking import CheckFailed, expect_close, expect_shape, expect_tensor, passed, to_array
+from course_lib.checking import (
+    CheckFailed,
+    call_learner,
+    expect_close,
+    expect_shape,
+    expect_tensor,
+    matches,
+    passed,
+    to_array,
+)
 
 PAD = "<pad>"
 
@@ -44,22 +53,8 @@ def random_embeddings(vocabulary_size: int, dim: int, seed: int = 0) -> np.ndarr
 # Shared diagnostics (also used by the hidden checks in autograde.checks.attention)
 
 
-def _call(fn, *args):
-    try:
-        return fn(*args)
-    except NotImplementedError:
-        raise
-    except CheckFailed:
-        raise
-    except Exception as error:  # report the learner's error as a failed check, with its type
-        raise CheckFailed(
-            f"{getattr(fn, '__name__', 'your function')} raised {type(error).__name__}: {error}"
-        ) from error
 
 
-def _matches(actual: np.ndarray, candidate, atol: float, rtol: float) -> bool:
-    candidate = np.asarray(candidate, dtype=np.float64)
-    return actual.shape == candidate.shape and bool(np.allclose(actual, candidate, atol=atol, rtol=rtol))
 
 
 def expect_scores(
@@ -80,10 +75,10 @@ def expect_scores(
             "and columns the keys (queries (n, d) and keys (m, d) give scores (n, m))"
         )
     expect_shape(actual, expected.shape, name)
-    if _matches(actual, expected, atol, rtol):
+    if matches(actual, expected, atol=atol, rtol=rtol):
         return
     for candidate, message in mistakes:
-        if _matches(actual, candidate, atol, rtol):
+        if matches(actual, candidate, atol=atol, rtol=rtol):
             raise CheckFailed(f"{name} is wrong: {message}")
     expect_close(actual, expected, name, atol=atol, rtol=rtol)
 
@@ -181,8 +176,8 @@ def inspect_attention(
             # With very large blocked scores a weak constant looks the same; other cases tell them apart.
             if not large_scores and mixed_rows.any() and np.all(allowed_mass[mixed_rows] < 1e-6):
                 raise CheckFailed(INVERTED_MASK_MESSAGE)
-            if not large_scores and unmasked_weights is not None and _matches(weights, unmasked_weights,
-                                                                               1e-5, 1e-4):
+            if not large_scores and unmasked_weights is not None and matches(weights, unmasked_weights,
+                                                                               atol=1e-5, rtol=1e-4):
                 raise CheckFailed(
                     "the mask is ignored: blocked positions (mask 0) get the same weight as without a "
                     "mask; add a large negative number to their scores before the softmax"
@@ -217,9 +212,9 @@ def expect_attention_values(
     rtol: float = 1e-4,
 ) -> None:
     """Compare weights (naming a recognised mistake if possible), then the output."""
-    if not _matches(weights, expected_weights, atol, rtol):
+    if not matches(weights, expected_weights, atol=atol, rtol=rtol):
         for candidate, message in mistakes:
-            if _matches(weights, candidate, atol, rtol):
+            if matches(weights, candidate, atol=atol, rtol=rtol):
                 raise CheckFailed(f"attention_weights are wrong: {message}")
         expect_close(weights, expected_weights, "attention_weights", atol=atol, rtol=rtol,
                      hint="the weights are softmax(q k^T / sqrt(d_k)) over the last axis")
@@ -257,9 +252,9 @@ def _tensors(*arrays):
 def check_dot_score(dot_score) -> None:
     """Dot-product scores of two queries against four keys (d = 3)."""
     queries, keys = _tensors(_QUERIES, _KEYS)
-    expect_scores(_call(dot_score, queries, keys), _DOT, "dot_score(queries, keys)",
+    expect_scores(call_learner(dot_score, queries, keys), _DOT, "dot_score(queries, keys)",
                   mistakes=[(_DOT / np.sqrt(3), "dot_score has no scaling; that is scaled_dot_score")])
-    expect_scores(_call(dot_score, queries[:1], keys[:1]), _DOT[:1, :1], "dot_score for one pair")
+    expect_scores(call_learner(dot_score, queries[:1], keys[:1]), _DOT[:1, :1], "dot_score for one pair")
     passed("dot_score gives q . k for every query (row) and key (column)")
 
 
@@ -267,7 +262,7 @@ def check_scaled_dot_score(scaled_dot_score) -> None:
     """Scaled dot-product scores: the dot products divided by sqrt(3)."""
     queries, keys = _tensors(_QUERIES, _KEYS)
     expect_scores(
-        _call(scaled_dot_score, queries, keys), _DOT / np.sqrt(3.0), "scaled_dot_score(queries, keys)",
+        call_learner(scaled_dot_score, queries, keys), _DOT / np.sqrt(3.0), "scaled_dot_score(queries, keys)",
         mistakes=[
             (_DOT, SCALING_MISSING_MESSAGE.replace("d_k", "d")),
             (_DOT / 3.0, "divide by sqrt(d), not by d"),
@@ -284,7 +279,7 @@ def check_general_score(general_score) -> None:
     """General (bilinear) scores q W k^T with a W that is not symmetric."""
     queries, keys, weight = _tensors(_QUERIES, _KEYS, _WEIGHT)
     expect_scores(
-        _call(general_score, queries, keys, weight), _GENERAL, "general_score(queries, keys, weight)",
+        call_learner(general_score, queries, keys, weight), _GENERAL, "general_score(queries, keys, weight)",
         mistakes=[(_GENERAL_TRANSPOSED_W, "it equals q W^T k^T; the formula is q W k^T (W not transposed)"),
                   (_DOT, "the weight matrix is not used")],
     )
@@ -295,7 +290,7 @@ def check_additive_score(additive_score) -> None:
     """Additive (Bahdanau) scores v . tanh(q W_q + k W_k) with h = 2 hidden units."""
     queries, keys, w_query, w_key, v = _tensors(_QUERIES, _KEYS, _W_QUERY, _W_KEY, _V)
     expect_scores(
-        _call(additive_score, queries, keys, w_query, w_key, v), _ADDITIVE,
+        call_learner(additive_score, queries, keys, w_query, w_key, v), _ADDITIVE,
         "additive_score(queries, keys, w_query, w_key, v)",
         mistakes=[(_ADDITIVE_SWAPPED, "w_query and w_key are swapped: queries go through w_query"),
                   (_ADDITIVE_NO_TANH, "the tanh is missing: v . tanh(q W_q + k W_k)")],
@@ -307,7 +302,7 @@ def check_cosine_score(cosine_score) -> None:
     """Cosine similarity: dot products divided by the product of the vector lengths."""
     queries, keys = _tensors(_QUERIES, _KEYS)
     expected = _DOT / (_QUERY_NORMS * _KEY_NORMS)
-    result = _call(cosine_score, queries, keys)
+    result = call_learner(cosine_score, queries, keys)
     expect_scores(
         result, expected, "cosine_score(queries, keys)",
         mistakes=[(_DOT, "the vectors are not normalised: divide by |q| |k|"),
@@ -329,7 +324,7 @@ def check_create_padding_mask(create_padding_mask) -> None:
     """Padding mask of three sentences of lengths 3, 1 and 5 (id 0 is padding)."""
     import tensorflow as tf
 
-    result = _call(create_padding_mask, tf.constant(_TOKEN_IDS))
+    result = call_learner(create_padding_mask, tf.constant(_TOKEN_IDS))
     expect_mask(
         result, _PADDING, "create_padding_mask(token_ids)",
         mistakes=[(1 - _PADDING, "the mask looks inverted: 1 must mean attend (a real token) and 0 "
@@ -338,7 +333,7 @@ def check_create_padding_mask(create_padding_mask) -> None:
                               "over every query position (use tf.newaxis)"),
                      ((3, 1, 1, 5), "one axis too many: the mask is (batch, 1, seq)")],
     )
-    single = _call(create_padding_mask, tf.constant([[5, 6]], dtype=tf.int32))
+    single = call_learner(create_padding_mask, tf.constant([[5, 6]], dtype=tf.int32))
     expect_mask(single, [[[1, 1]]], "create_padding_mask for a sentence without padding")
     passed("create_padding_mask marks real tokens with 1 and padding with 0, shape (batch, 1, seq)")
 
@@ -348,7 +343,7 @@ _LOWER_4 = np.array([[[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]], 
 
 def check_create_look_ahead_mask(create_look_ahead_mask) -> None:
     """Look-ahead masks for sequence lengths 4 and 1."""
-    result = _call(create_look_ahead_mask, 4)
+    result = call_learner(create_look_ahead_mask, 4)
     expect_mask(
         result, _LOWER_4, "create_look_ahead_mask(4)",
         mistakes=[
@@ -361,7 +356,7 @@ def check_create_look_ahead_mask(create_look_ahead_mask) -> None:
         ],
         shape_hints=[((4, 4), "add a leading axis of size 1 so the mask broadcasts over the batch")],
     )
-    expect_mask(_call(create_look_ahead_mask, 1), [[[1]]], "create_look_ahead_mask(1)")
+    expect_mask(call_learner(create_look_ahead_mask, 1), [[[1]]], "create_look_ahead_mask(1)")
     passed("create_look_ahead_mask has ones on and below the diagonal, shape (1, L, L)")
 
 
@@ -412,7 +407,7 @@ def check_scaled_dot_product_attention(scaled_dot_product_attention) -> None:
 
     # 1. Thinking Machines, no leading axes, no mask.
     q, k, v = _tensors(_TM_Q, _TM_K, _TM_V)
-    output, weights = inspect_attention(_call(scaled_dot_product_attention, q, k, v, None),
+    output, weights = inspect_attention(call_learner(scaled_dot_product_attention, q, k, v, None),
                                         output_shape=(1, 3), weights_shape=(1, 2))
     expect_attention_values(
         output, weights, _TM_WEIGHTS @ _TM_V, _TM_WEIGHTS,
@@ -422,7 +417,7 @@ def check_scaled_dot_product_attention(scaled_dot_product_attention) -> None:
 
     # 2. A batch of two with a padding mask (2, 1, 4).
     q, k, v, mask = _tensors(_B_Q, _B_K, _B_V, _B_MASK)
-    output, weights = inspect_attention(_call(scaled_dot_product_attention, q, k, v, mask),
+    output, weights = inspect_attention(call_learner(scaled_dot_product_attention, q, k, v, mask),
                                         output_shape=(2, 3, 3), weights_shape=(2, 3, 4),
                                         mask=_B_MASK, unmasked_weights=_B_UNMASKED)
     expect_attention_values(output, weights, _B_OUTPUT, _B_WEIGHTS,
@@ -434,7 +429,7 @@ def check_scaled_dot_product_attention(scaled_dot_product_attention) -> None:
     v = tf.reshape(tf.range(24, dtype=tf.float32), (2, 2, 3, 2))
     causal = _LOWER_3[np.newaxis, np.newaxis].astype(np.float32)
     output, weights = inspect_attention(
-        _call(scaled_dot_product_attention, q, k, v, tf.constant(causal)),
+        call_learner(scaled_dot_product_attention, q, k, v, tf.constant(causal)),
         output_shape=(2, 2, 3, 2), weights_shape=(2, 2, 3, 3), mask=causal,
         unmasked_weights=np.full((2, 2, 3, 3), 1 / 3),
     )
@@ -447,7 +442,7 @@ def check_scaled_dot_product_attention(scaled_dot_product_attention) -> None:
     v = np.array([[[1, 0], [0, 1], [5, 5]]], dtype=np.float32)
     mask = np.array([[[1, 1, 0]]], dtype=np.float32)
     output, weights = inspect_attention(
-        _call(scaled_dot_product_attention, *_tensors(q, k, v, mask)),
+        call_learner(scaled_dot_product_attention, *_tensors(q, k, v, mask)),
         output_shape=(1, 1, 2), weights_shape=(1, 1, 3), mask=mask, large_scores=True,
     )
     expect_attention_values(output, weights, [[[0.5, 0.5]]], [[[0.5, 0.5, 0.0]]])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import random
+import sys
+from contextlib import contextmanager
 
 FAST_ENV_VAR = "COURSE_FAST"
 
@@ -18,11 +20,30 @@ def pick(full, fast):
     return fast if fast_mode() else full
 
 
+@contextmanager
+def _native_stderr_muted():
+    """Send file descriptor 2 to /dev/null: TensorFlow's C++ code logs there at import time,
+    whatever TF_CPP_MIN_LOG_LEVEL says, and learners would see it as a red error box."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def setup(seed: int = 0, *, verbose: bool = True) -> None:
-    """Silence TensorFlow's info logs, seed every generator, and say which mode is on."""
+    """Import TensorFlow quietly, seed every generator, and say which mode is on."""
     # Must be set before TensorFlow is first imported to take effect.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import numpy as np
+
+    if "tensorflow" not in sys.modules:
+        with _native_stderr_muted():
+            import keras  # noqa: F401  (keras and tensorflow log while they load)
     import tensorflow as tf
 
     tf.get_logger().setLevel("ERROR")

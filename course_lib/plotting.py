@@ -34,10 +34,14 @@ def show_heatmap(
     vmin: float | None = None,
     vmax: float | None = None,
     annotate: bool = False,
+    value_format: str = ".2f",
     colorbar: bool = True,
     ax=None,
 ):
-    """Draw one matrix as a heatmap (rows top to bottom) and return the axes."""
+    """Draw one matrix as a heatmap (rows top to bottom) and return the axes.
+
+    `annotate` writes each value in its cell, formatted with `value_format`.
+    """
     matrix = _as_matrix(values)
     if ax is None:
         height = min(8.0, 1.5 + 0.35 * matrix.shape[0]) if annotate or yticklabels else 4.0
@@ -47,14 +51,17 @@ def show_heatmap(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if xticklabels is not None:
-        ax.set_xticks(range(len(xticklabels)), labels=list(xticklabels), rotation=90)
+        labels = [str(label) for label in xticklabels]
+        ax.set_xticks(range(len(labels)), labels=labels, rotation=90 if max(map(len, labels)) > 3 else 0)
     if yticklabels is not None:
         ax.set_yticks(range(len(yticklabels)), labels=list(yticklabels))
     if annotate:
-        middle = (np.nanmax(matrix) + np.nanmin(matrix)) / 2
         for (row, col), value in np.ndenumerate(matrix):
-            ax.text(col, row, f"{value:.2f}", ha="center", va="center", fontsize=8,
-                    color="black" if value > middle else "white")
+            red, green, blue, _ = image.cmap(image.norm(value))
+            # Dark text on light cells and the reverse, whatever the colour map.
+            light = 0.299 * red + 0.587 * green + 0.114 * blue > 0.5
+            ax.text(col, row, format(value, value_format), ha="center", va="center", fontsize=8,
+                    color="black" if light else "white")
     if colorbar:
         ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     return ax

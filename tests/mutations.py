@@ -22,8 +22,8 @@ class Mutation:
 WRONG_FUNCTION = {
     "01_positional_encoding": Mutation(
         grade_id="test_positional_encoding",
-        old="TODO",
-        new="TODO",
+        old="angles[:, 0::2] = np.sin(angles[:, 0::2])\n    angles[:, 1::2] = np.cos(angles[:, 1::2])",
+        new="angles[:, 0::2] = np.cos(angles[:, 0::2])\n    angles[:, 1::2] = np.sin(angles[:, 1::2])",
         what="sine and cosine swapped",
     ),
     "02_scaled_dot_product_attention": Mutation(

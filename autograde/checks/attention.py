@@ -11,13 +11,12 @@ import numpy as np
 from autograde.reference import attention as ref
 from course_lib.attention import (
     SCALING_MISSING_MESSAGE,
-    _call,
     expect_attention_values,
     expect_mask,
     expect_scores,
     inspect_attention,
 )
-from course_lib.checking import CheckFailed, passed
+from course_lib.checking import CheckFailed, call_learner, passed
 
 # (n queries, m keys, d) chosen so that n, m and d differ, which separates the usual mix-ups.
 SCORE_SHAPES = [(1, 1, 1), (3, 5, 4), (6, 2, 16), (4, 7, 64)]
@@ -27,7 +26,7 @@ def _quietly(fn, *args):
     """Call the learner's function with Python warnings silenced (nbgrader scores stderr as 0)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return _call(fn, *args)
+        return call_learner(fn, *args)
 
 
 def _tf(array, dtype="float32"):

@@ -1,0 +1,67 @@
+"""Hidden checks of assignment 01: the learner's functions against the NumPy reference on seeded
+random inputs of several shapes. Each raises `CheckFailed` with a diagnosis or prints one line."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograde.isolation import parts_replaced, quiet
+from autograde.reference import positional_encoding as ref
+from course_lib.checking import CheckFailed, call_learner, expect_close, passed, to_array
+from course_lib.positional_encoding import ANGLE_HINT, expect_encoding
+
+# (positions P, dimension indices D, d): D differs from d in one case, so d must come from the argument.
+ANGLE_CASES = [(1, 2, 2), (5, 8, 8), (20, 16, 16), (7, 5, 12), (3, 64, 64), (50, 512, 512)]
+ENCODING_CASES = [(1, 2), (10, 4), (33, 6), (50, 16), (128, 64), (200, 512)]
+
+
+def _angle_mistakes(pos, k, d):
+    pos = np.asarray(pos, dtype=np.float64)
+    k = np.asarray(k, dtype=np.float64)
+    return [
+        (pos / 10000.0 ** (k / d), "dimensions 2i and 2i+1 must share one angle rate: use 2*(k//2), not k"),
+        (pos / 10000.0 ** (2 * k / d), "use integer division in the exponent: 2*(k//2)"),
+        (pos * 10000.0 ** (2 * (k // 2) / d), "divide pos by 10000**(2*(k//2)/d); you multiplied"),
+        (pos / 10000.0 ** (2 * (k // 2)), "the exponent is 2*(k//2)/d: divide by d"),
+    ]
+
+
+def grade_get_angles(get_angles) -> None:
+    # Some mistakes overflow (10000 ** large); NumPy would warn on stderr.
+    with quiet(), np.errstate(all="ignore"):
+        _grade_get_angles(get_angles)
+    passed(f"get_angles matches the reference on {len(ANGLE_CASES)} shapes")
+
+
+def _grade_get_angles(get_angles) -> None:
+    rng = np.random.default_rng(101)
+    for case, (num_positions, num_dims, d) in enumerate(ANGLE_CASES):
+        if case % 2:
+            pos = rng.integers(0, 1000, size=(num_positions, 1))
+        else:
+            pos = np.arange(num_positions, dtype=np.float32)[:, np.newaxis]
+        k = np.arange(num_dims)[np.newaxis, :]
+        name = f"get_angles(pos of shape {pos.shape}, k of shape {k.shape}, d={d})"
+        result = call_learner(get_angles, pos, k, d)
+        actual = to_array(result, name)
+        if not isinstance(result, np.ndarray):
+            raise CheckFailed(f"{name} should return a NumPy array, got {type(result).__name__}")
+        if actual.shape != (num_positions, num_dims) and actual.shape == (num_dims, num_positions):
+            raise CheckFailed(f"{name} has shape {actual.shape}, expected {(num_positions, num_dims)}: "
+                              "one row per position, one column per dimension index")
+        expect_close(actual, ref.get_angles(pos, k, d), name, rtol=1e-5, atol=1e-7,
+                     mistakes=_angle_mistakes(pos, k, d), hint=ANGLE_HINT)
+
+
+def _reference_get_angles(pos, k, d):
+    return ref.get_angles(pos, k, d)
+
+
+def grade_positional_encoding(positional_encoding) -> None:
+    # Graded on its own: if it calls get_angles, it gets the reference one.
+    with quiet(), np.errstate(all="ignore"), parts_replaced(positional_encoding, get_angles=_reference_get_angles):
+        for positions, d in ENCODING_CASES:
+            name = f"positional_encoding({positions}, {d})"
+            result = call_learner(positional_encoding, positions, d)
+            expect_encoding(result, ref.positional_encoding(positions, d), name, atol=1e-4)
+    passed(f"positional_encoding matches the reference on {len(ENCODING_CASES)} sizes")

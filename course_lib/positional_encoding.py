@@ -1,0 +1,142 @@
+"""Assignment 01 (positional encoding): a picture helper and the visible checks.
+
+The checks compare with numbers written out by hand, so this module holds no solution code.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course_lib.checking import (
+    CheckFailed,
+    call_learner,
+    expect_close,
+    expect_tensor,
+    passed,
+    to_array,
+)
+
+
+def binary_position_codes(num_positions: int, num_bits: int) -> np.ndarray:
+    """Positions 0..num_positions-1 written in binary, most significant bit first: (positions, bits)."""
+    positions = np.arange(num_positions)[:, np.newaxis]
+    shifts = np.arange(num_bits - 1, -1, -1)[np.newaxis, :]
+    return (positions >> shifts) & 1
+
+
+# Angle rates 1 / 10000^(exponent) for d = 6 and k = 0..5, written out, and the rates that the
+# usual mistakes produce.
+_RATES = np.array([1.0, 1.0, 0.046415888336127795, 0.046415888336127795,
+                   0.0021544346900318843, 0.0021544346900318843])
+_RATES_EXPONENT_K = np.array([1.0, 0.2154434690031884, 0.046415888336127795, 0.01,
+                              0.0021544346900318843, 0.00046415888336127773])  # k/d
+_RATES_EXPONENT_2K = np.array([1.0, 0.046415888336127795, 0.0021544346900318843, 1e-4,
+                               4.641588833612782e-06, 2.1544346900318822e-07])  # 2k/d
+_RATES_NOT_OVER_D = np.array([1.0, 1.0, 1e-8, 1e-8, 1e-16, 1e-16])  # 2*(k//2), d forgotten
+_POSITIONS = np.array([[0], [1], [5]])
+
+ANGLE_HINT = "the angle is pos / 10000**(2*(k//2)/d)"
+
+
+def get_angles_mistakes() -> list[tuple[np.ndarray, str]]:
+    """(wrong result, explanation) pairs for `get_angles(_POSITIONS, arange(6), 6)`."""
+    return [
+        (_POSITIONS * _RATES_EXPONENT_K,
+         "dimensions 2i and 2i+1 must share one angle rate: the exponent uses 2*(k//2), not k"),
+        (_POSITIONS * _RATES_EXPONENT_2K,
+         "use integer division in the exponent, 2*(k//2), so that k = 2i and k = 2i+1 give the same value"),
+        (_POSITIONS / _RATES, "divide pos by 10000**(2*(k//2)/d); you multiplied"),
+        (_POSITIONS * _RATES_NOT_OVER_D, "the exponent is 2*(k//2)/d: divide by d"),
+    ]
+
+
+def check_get_angles(get_angles) -> None:
+    """Angles for positions 0, 1, 5 and d = 6, then one case where d is not the number of columns."""
+    k = np.arange(6)[np.newaxis, :]
+    result = call_learner(get_angles, _POSITIONS, k, 6)
+    actual = to_array(result, "get_angles(pos, k, 6)")  # None or non-numbers: the clearest message
+    if not isinstance(result, np.ndarray):
+        raise CheckFailed(
+            f"get_angles should return a NumPy array, got {type(result).__name__}; "
+            "use NumPy operations (positional_encoding converts the result to a tensor later)"
+        )
+    if actual.shape == (6, 3):
+        raise CheckFailed(
+            "get_angles(pos, k, 6) has shape (6, 3), expected (3, 6): one row per position and one "
+            "column per dimension index; pos (P, 1) combined with k (1, D) broadcasts to (P, D)"
+        )
+    expect_close(actual, _POSITIONS * _RATES, "get_angles(pos, k, 6)", mistakes=get_angles_mistakes(),
+                 hint=ANGLE_HINT)
+
+    # With d = 8 the rates of k = 0..3 are 1, 1, 0.1, 0.1; k has only 4 columns here.
+    actual = to_array(call_learner(get_angles, np.array([[2]]), np.arange(4)[np.newaxis, :], 8),
+                      "get_angles([[2]], [[0, 1, 2, 3]], 8)")
+    expect_close(actual, [[2.0, 2.0, 0.2, 0.2]], "get_angles([[2]], [[0, 1, 2, 3]], 8)",
+                 hint="use the argument d in the exponent, not the number of columns of k")
+    passed("get_angles: the right angles, one rate per pair of dimensions")
+
+
+# positional_encoding(3, 4): rates 1 and 0.01; rows are positions 0, 1, 2.
+_ENCODING = np.array([
+    [0.0, 1.0, 0.0, 1.0],
+    [0.8414709848078965, 0.5403023058681398, 0.009999833334166664, 0.9999500004166653],
+    [0.9092974268256817, -0.4161468365471424, 0.01999866669333308, 0.9998000066665778],
+])[np.newaxis]
+
+
+def encoding_mistakes(expected: np.ndarray) -> list[tuple[np.ndarray, str]]:
+    """(wrong result, explanation) pairs derived from a correct encoding by moving its columns."""
+    d = expected.shape[-1]
+    even, odd = np.arange(0, d, 2), np.arange(1, d, 2)
+    swapped = np.empty_like(expected)
+    swapped[..., even], swapped[..., odd] = expected[..., odd], expected[..., even]
+    only_sines = expected.copy()
+    only_sines[..., odd] = expected[..., even]
+    only_cosines = expected.copy()
+    only_cosines[..., even] = expected[..., odd]
+    halves = np.concatenate([expected[..., even], expected[..., odd]], axis=-1)
+    return [
+        (swapped, "sine and cosine look swapped: even indices 0, 2, 4, ... take the sine and odd "
+                  "indices 1, 3, 5, ... the cosine"),
+        (only_sines, "the odd indices 1, 3, 5, ... should take the cosine, not the sine"),
+        (only_cosines, "the even indices 0, 2, 4, ... should take the sine, not the cosine"),
+        (halves, "sines and cosines must interleave (sine at 0, 2, 4, ..., cosine at 1, 3, 5, ...), "
+                 "not fill the first and the second half"),
+    ]
+
+
+def expect_encoding(result, expected: np.ndarray, name: str, *, atol: float = 1e-5) -> None:
+    """A float32 tensor of shape (1, positions, d) with the expected values."""
+    expect_tensor(result, name)
+    if result.dtype.name != "float32":
+        raise CheckFailed(f"{name} should have dtype float32, got {result.dtype.name}: "
+                          "finish with tf.cast(..., tf.float32)")
+    actual = to_array(result, name)
+    if actual.shape == expected.shape[1:]:
+        raise CheckFailed(f"{name} has shape {actual.shape}, expected {expected.shape}: add the leading "
+                          "batch axis, e.g. angles[np.newaxis, ...]")
+    expect_close(actual, expected, name, atol=atol, mistakes=encoding_mistakes(expected))
+
+
+def check_positional_encoding(positional_encoding) -> None:
+    """positional_encoding(3, 4) against values written out by hand, then the shape of a larger one."""
+    try:
+        expect_encoding(call_learner(positional_encoding, 3, 4), _ENCODING, "positional_encoding(3, 4)")
+    except CheckFailed as failure:
+        get_angles = getattr(positional_encoding, "__globals__", {}).get("get_angles")
+        if get_angles is not None:
+            try:
+                check_get_angles(get_angles)
+            except (CheckFailed, NotImplementedError):
+                raise CheckFailed(f"{failure} (note: your get_angles does not pass its own check yet, "
+                                  "and positional_encoding probably builds on it: fix get_angles first)") from None
+        raise
+    result = call_learner(positional_encoding, 50, 16)
+    expected_corner = np.array([0.0, 1.0] * 8)
+    actual = to_array(result, "positional_encoding(50, 16)")
+    if actual.shape != (1, 50, 16):
+        raise CheckFailed(f"positional_encoding(50, 16) has shape {actual.shape}, expected (1, 50, 16)")
+    expect_close(actual[0, 0], expected_corner, "position 0 of positional_encoding(50, 16)",
+                 hint="at position 0 every sine is 0 and every cosine is 1")
+    expect_close(actual[0, 49, 0], -0.9537526527594719, "entry [0, 49, 0] (sin 49)", atol=1e-5)
+    passed("positional_encoding: float32, shape (1, positions, d), sine on even and cosine on odd indices")
