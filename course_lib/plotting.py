@@ -33,6 +33,7 @@ def show_heatmap(
     cmap: str = "viridis",
     vmin: float | None = None,
     vmax: float | None = None,
+    center: float | None = None,
     annotate: bool = False,
     value_format: str = ".2f",
     colorbar: bool = True,
@@ -40,9 +41,14 @@ def show_heatmap(
 ):
     """Draw one matrix as a heatmap (rows top to bottom) and return the axes.
 
-    `annotate` writes each value in its cell, formatted with `value_format`.
+    `center` makes the colour scale symmetric around that value (for diverging maps such as
+    "coolwarm", so that the middle colour means `center`); `annotate` writes each value in its
+    cell, formatted with `value_format`.
     """
     matrix = _as_matrix(values)
+    if center is not None and vmin is None and vmax is None:
+        reach = float(np.nanmax(np.abs(matrix - center))) or 1.0
+        vmin, vmax = center - reach, center + reach
     if ax is None:
         height = min(8.0, 1.5 + 0.35 * matrix.shape[0]) if annotate or yticklabels else 4.0
         _, ax = plt.subplots(figsize=(max(4.0, min(10.0, 1.5 + 0.5 * matrix.shape[1])), height))

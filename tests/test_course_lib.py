@@ -91,6 +91,12 @@ def test_show_heatmap_draws_the_matrix_as_given():
     matplotlib.pyplot.close("all")
 
 
+def test_show_heatmap_centres_a_diverging_scale():
+    ax = plotting.show_heatmap(np.array([[-1.0, 3.0]]), cmap="coolwarm", center=0.0)
+    assert ax.images[0].get_clim() == (-3.0, 3.0)
+    matplotlib.pyplot.close("all")
+
+
 def test_show_heatmap_rejects_a_3d_input_clearly():
     with pytest.raises(ValueError, match="2-D matrix"):
         plotting.show_heatmap(np.zeros((2, 3, 4)))

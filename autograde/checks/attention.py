@@ -4,10 +4,9 @@ diagnosis or prints one success line (stdout only)."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
+from autograde.isolation import quiet
 from autograde.reference import attention as ref
 from course_lib.attention import (
     SCALING_MISSING_MESSAGE,
@@ -24,8 +23,7 @@ SCORE_SHAPES = [(1, 1, 1), (3, 5, 4), (6, 2, 16), (4, 7, 64)]
 
 def _quietly(fn, *args):
     """Call the learner's function with Python warnings silenced (nbgrader scores stderr as 0)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet():
         return call_learner(fn, *args)
 
 
