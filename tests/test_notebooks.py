@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import filecmp
 import json
+import re
 import subprocess
 
 import nbformat
@@ -50,6 +51,27 @@ def test_source_notebook_is_well_formed(stem):
             assert SOLUTION_CODE in cell.source, f"solution cell {meta['grade_id']} has no solution markers"
     assert len(ids) == len(set(ids)), f"duplicate grade ids in {stem}: {ids}"
     assert points > 0
+
+
+@pytest.mark.parametrize("stem", ASSIGNMENTS)
+def test_points_in_the_text_match_the_grading(stem):
+    """The points a learner reads (title cell, exercise headings) are the points nbgrader gives."""
+    notebook = nbformat.read(solution_path(stem), as_version=4)
+    stated_total = re.search(r"There are\s+(\d+)\s+points", notebook.cells[0].source)
+    assert stated_total, f"{stem}: the title cell should say how many points there are"
+    heading_points, total = None, 0
+    for cell in notebook.cells:
+        heading = re.search(r"^### Exercise [^\n]*\((\d+) points?\)", cell.source, flags=re.MULTILINE)
+        if cell.cell_type == "markdown" and heading:
+            heading_points = int(heading[1])
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade"):
+            assert heading_points == meta["points"], (
+                f"{stem}: {meta['grade_id']} gives {meta['points']} points, its exercise heading says "
+                f"{heading_points}")
+            heading_points = None
+            total += meta["points"]
+    assert int(stated_total[1]) == total, f"{stem}: the title says {stated_total[1]} points, the tests give {total}"
 
 
 def test_student_notebooks_are_exactly_what_nbgrader_generates(tmp_path):
