@@ -59,6 +59,8 @@ def kernel_count() -> int:
 def graded(request, tmp_path_factory):
     """Solution, blank template and one wrong function, graded in one batch."""
     stem = request.param
+    if stem not in WRONG_FUNCTION:
+        pytest.fail(f"{stem} has no deliberately wrong submission: add one to WRONG_FUNCTION in tests/mutations.py")
     submissions = tmp_path_factory.mktemp(f"{stem}-submissions")
     out = tmp_path_factory.mktemp(f"{stem}-grades")
     write(nbformat.read(solution_path(stem), as_version=4), submissions / "solution", stem)
