@@ -14,13 +14,18 @@ help:
 	@echo "make release  regenerate notebooks/ from solutions/ (instructors)"
 	@echo "make grade ASSIGNMENT=01_positional_encoding SUBMISSIONS=dir OUT=dir"
 
-$(STAMP): requirements.txt pyproject.toml
+LAB_OVERRIDES := {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}
+
+$(STAMP): requirements.txt pyproject.toml Makefile
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11 or run 'make PYTHON=/path/to/python3.11 ...'"; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	sed '/# no-deps$$/d' requirements.txt > $(VENV)/requirements-with-deps.txt
 	$(BIN)/python -m pip install --quiet -r $(VENV)/requirements-with-deps.txt
 	$(BIN)/python -m pip install --quiet --no-deps $$(sed -n 's/^\([A-Za-z0-9][^ ]*\) *# no-deps$$/\1/p' requirements.txt)
 	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@# The course runs offline: JupyterLab should neither ask to fetch news nor check for updates.
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	echo '$(LAB_OVERRIDES)' > $(VENV)/share/jupyter/lab/settings/overrides.json
 	@touch $@
 
 install: $(STAMP)

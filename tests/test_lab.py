@@ -41,6 +41,14 @@ def test_make_lab_serves_the_notebooks():
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/lab?token={token}", timeout=10) as response:
             page = response.read().decode()
         assert "nbgrader" in page, "nbgrader's JupyterLab extension is not enabled"
+        settings_url = (f"http://127.0.0.1:{port}/lab/api/settings/"
+                        f"@jupyterlab/apputils-extension:notification?token={token}")
+        with urllib.request.urlopen(settings_url, timeout=10) as response:
+            defaults = {name: spec.get("default")
+                        for name, spec in json.load(response)["schema"]["properties"].items()}
+        # overrides.json changes the defaults that JupyterLab serves
+        assert defaults["fetchNews"] == "false" and defaults["checkForUpdates"] is False, (
+            f"JupyterLab may go online for news or updates: {defaults}")
     finally:
         import os
         import signal
