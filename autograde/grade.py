@@ -97,11 +97,15 @@ def kill_tree(process: subprocess.Popen) -> None:
     process.wait()
 
 
-def run_autograde(root: Path, stem: str, student: str, timeout: float) -> tuple[str | None, str]:
+def run_autograde(root: Path, stem: str, student: str, timeout: float, *, fast: bool = True
+                  ) -> tuple[str | None, str]:
     """Autograde one student; return (problem or None, nbgrader's log)."""
     command = [sys.executable, "-m", "nbgrader", "autograde", stem, "--student", student, "--force"]
+    environment = kernel_environment()
+    # Graded functions never depend on a notebook's long demonstrations (training runs).
+    environment["COURSE_FAST"] = "1" if fast else "0"
     with tempfile.TemporaryFile(mode="w+") as log:
-        process = subprocess.Popen(command, cwd=root, env=kernel_environment(), stdout=log,
+        process = subprocess.Popen(command, cwd=root, env=environment, stdout=log,
                                    stderr=subprocess.STDOUT, text=True)
         try:
             process.wait(timeout=timeout)
@@ -163,7 +167,7 @@ def assignment_max_score(root: Path, stem: str) -> float:
 
 
 def grade_student(root: Path, stem: str, student: str, submission_dir: Path, out: Path,
-                  timeout: float) -> StudentResult:
+                  timeout: float, *, fast: bool = True) -> StudentResult:
     max_score = assignment_max_score(root, stem)
     if not STUDENT_ID.fullmatch(student):
         return StudentResult(student, 0.0, max_score,
@@ -182,7 +186,7 @@ def grade_student(root: Path, stem: str, student: str, submission_dir: Path, out
     if missing:
         notes.append(f"deleted test cells restored and graded: {', '.join(missing)}")
 
-    problem, _ = run_autograde(root, stem, student, timeout)
+    problem, _ = run_autograde(root, stem, student, timeout, fast=fast)
     if problem:
         return StudentResult(student, 0.0, max_score, problem)
     notes += notes_from_autograded(root / "autograded" / student / stem / f"{stem}.ipynb")
@@ -202,7 +206,7 @@ def grade_student(root: Path, stem: str, student: str, submission_dir: Path, out
 
 
 def grade_batch(stem: str, submissions: Path, out: Path, *, cell_timeout: int = 120,
-                student_timeout: float = 900, log=print) -> list[StudentResult]:
+                student_timeout: float = 900, fast: bool = True, log=print) -> list[StudentResult]:
     """Grade every `<student>/` folder in `submissions`; write the CSVs and feedback to `out`."""
     out.mkdir(parents=True, exist_ok=True)
     students = sorted(p.name for p in submissions.iterdir() if p.is_dir() and not p.name.startswith("."))
@@ -214,7 +218,8 @@ def grade_batch(stem: str, submissions: Path, out: Path, *, cell_timeout: int = 
         for student in students:
             started = time.monotonic()
             try:
-                result = grade_student(root, stem, student, submissions / student, out, student_timeout)
+                result = grade_student(root, stem, student, submissions / student, out, student_timeout,
+                                       fast=fast)
             except Exception as error:  # one student's trouble must never end the batch
                 result = StudentResult(student, 0.0, assignment_max_score(root, stem),
                                        f"grader error: {type(error).__name__}: {error}")
@@ -247,13 +252,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cell-timeout", type=int, default=120, help="seconds one cell may run (default 120)")
     parser.add_argument("--student-timeout", type=float, default=900,
                         help="seconds one whole submission may take (default 900)")
+    parser.add_argument("--full-mode", action="store_true",
+                        help="run the notebooks' long demonstrations in full (default: COURSE_FAST=1)")
     args = parser.parse_args(argv)
     if args.assignment not in list_assignments():
         parser.error(f"unknown assignment {args.assignment!r}; known: {', '.join(list_assignments())}")
     if not args.submissions.is_dir():
         parser.error(f"submissions folder {args.submissions} does not exist")
     results = grade_batch(args.assignment, args.submissions, args.out, cell_timeout=args.cell_timeout,
-                          student_timeout=args.student_timeout)
+                          student_timeout=args.student_timeout, fast=not args.full_mode)
     print(f"graded {len(results)} submissions: {args.out / 'grades.csv'}")
     return 0
 

@@ -67,3 +67,22 @@ def test_release_command_rejects_unknown_assignment(capsys):
     with pytest.raises(SystemExit):
         release.main(["99_nope"])
     assert "no such assignment in solutions/: 99_nope" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fast, expected", [(True, "1"), (False, "0")])
+def test_grading_kernels_run_in_fast_mode_unless_asked(monkeypatch, tmp_path, fast, expected):
+    seen = {}
+
+    class FakeProcess:
+        returncode = 0
+
+        def __init__(self, command, env, **kwargs):
+            seen.update(env)
+
+        def wait(self, timeout=None):
+            return 0
+
+    monkeypatch.setattr(grade.subprocess, "Popen", FakeProcess)
+    monkeypatch.delenv("COURSE_FAST", raising=False)
+    assert grade.run_autograde(tmp_path, "01_positional_encoding", "ada", 10, fast=fast) == (None, "")
+    assert seen["COURSE_FAST"] == expected
