@@ -107,3 +107,42 @@ def test_show_heatmaps_shares_one_colour_scale():
     limits = {ax.images[0].get_clim() for ax in fig.axes if ax.images}
     assert limits == {(0.0, 3.0)}
     matplotlib.pyplot.close("all")
+
+
+# ------------------------------------------------------------------------------------------------
+# course_lib.layers: the answers of assignments 01-02 that later notebooks import must agree with the
+# references that graded those assignments.
+
+
+def test_provided_positional_encoding_matches_the_reference():
+    from autograde.reference.positional_encoding import positional_encoding as reference
+    from course_lib.layers import positional_encoding
+
+    encoding = positional_encoding(50, 16)
+    assert encoding.dtype.name == "float32" and tuple(encoding.shape) == (1, 50, 16)
+    np.testing.assert_allclose(encoding.numpy(), reference(50, 16), atol=1e-6)
+
+
+def test_provided_masks_match_the_reference():
+    from autograde.reference import attention as reference
+    from course_lib.layers import create_look_ahead_mask, create_padding_mask
+
+    ids = np.array([[5, 3, 0, 0], [1, 2, 3, 4]])
+    np.testing.assert_array_equal(create_padding_mask(ids).numpy(), reference.padding_mask(ids))
+    np.testing.assert_array_equal(create_look_ahead_mask(5).numpy(), reference.look_ahead_mask(5))
+
+
+@pytest.mark.parametrize("mask_kind", [None, "padding", "look-ahead"])
+def test_provided_attention_matches_the_reference(mask_kind):
+    from autograde.reference import attention as reference
+    from course_lib.layers import scaled_dot_product_attention
+
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((2, 3, 6, 8)).astype(np.float32) for _ in range(3))
+    mask = {None: None,
+            "padding": reference.padding_mask(np.array([[1, 2, 3, 0, 0, 0], [4, 5, 6, 7, 8, 0]]))[:, None],
+            "look-ahead": reference.look_ahead_mask(6)[None]}[mask_kind]
+    output, weights = scaled_dot_product_attention(q, k, v, None if mask is None else mask.astype(np.float32))
+    expected_output, expected_weights = reference.scaled_dot_product_attention(q, k, v, mask)
+    np.testing.assert_allclose(weights.numpy(), expected_weights, atol=1e-6)
+    np.testing.assert_allclose(output.numpy(), expected_output, atol=1e-5)
