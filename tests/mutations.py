@@ -39,6 +39,12 @@ WRONG_FUNCTION = {
         new="return tf.reshape(x, (batch, num_heads, seq, depth))",
         what="split_heads reshapes without transposing (heads interleaved wrongly)",
     ),
+    "04_transformer": Mutation(
+        grade_id="test_EncoderLayer",
+        old="return self.layernorm2(out1 + ffn_output)",
+        new="return self.layernorm2(ffn_output)",
+        what="encoder layer without the residual around the feed-forward block",
+    ),
 }
 
 
