@@ -1,7 +1,9 @@
 """Submissions built from the solution notebooks for the grading tests.
 
 A mutation makes exactly one graded function wrong: `old` must occur exactly once in the
-solution notebook's code, and only the test cell `grade_id` should lose its points.
+solution notebook's code, and only the test cell `grade_id` should lose its points. An assignment may
+list several mutations, applied together to one submission: each must cost exactly its own cell, which
+also proves that composites graded with reference parts do not pay for their parts' mistakes.
 """
 
 from __future__ import annotations
@@ -19,31 +21,58 @@ class Mutation:
     what: str
 
 
-WRONG_FUNCTION = {
-    "01_positional_encoding": Mutation(
-        grade_id="test_positional_encoding",
-        old="angles[:, 0::2] = np.sin(angles[:, 0::2])\n    angles[:, 1::2] = np.cos(angles[:, 1::2])",
-        new="angles[:, 0::2] = np.cos(angles[:, 0::2])\n    angles[:, 1::2] = np.sin(angles[:, 1::2])",
-        what="sine and cosine swapped",
+WRONG_FUNCTIONS = {
+    "01_positional_encoding": (
+        Mutation(
+            grade_id="test_positional_encoding",
+            old="angles[:, 0::2] = np.sin(angles[:, 0::2])\n    angles[:, 1::2] = np.cos(angles[:, 1::2])",
+            new="angles[:, 0::2] = np.cos(angles[:, 0::2])\n    angles[:, 1::2] = np.sin(angles[:, 1::2])",
+            what="sine and cosine swapped",
+        ),
     ),
-    "02_scaled_dot_product_attention": Mutation(
-        grade_id="test_scaled_dot_product_attention",
-        old="scores = tf.matmul(q, k, transpose_b=True) / tf.sqrt(d_k)",
-        new="scores = tf.matmul(q, k, transpose_b=True)",
-        what="attention without the 1/sqrt(d_k) scaling",
+    "02_scaled_dot_product_attention": (
+        Mutation(
+            grade_id="test_scaled_dot_product_attention",
+            old="scores = tf.matmul(q, k, transpose_b=True) / tf.sqrt(d_k)",
+            new="scores = tf.matmul(q, k, transpose_b=True)",
+            what="attention without the 1/sqrt(d_k) scaling",
+        ),
     ),
-    # call and copy_keras_weights use split_heads but are graded with reference parts: only its point is lost.
-    "03_multi_head_attention": Mutation(
-        grade_id="test_split_heads",
-        old="return tf.transpose(x, perm=(0, 2, 1, 3))",
-        new="return tf.reshape(x, (batch, num_heads, seq, depth))",
-        what="split_heads reshapes without transposing (heads interleaved wrongly)",
+    # call and copy_keras_weights use split_heads but are graded with reference parts.
+    "03_multi_head_attention": (
+        Mutation(
+            grade_id="test_split_heads",
+            old="return tf.transpose(x, perm=(0, 2, 1, 3))",
+            new="return tf.reshape(x, (batch, num_heads, seq, depth))",
+            what="split_heads reshapes without transposing (heads interleaved wrongly)",
+        ),
+        Mutation(
+            grade_id="test_multi_head_attention_call",
+            old="output = self.wo(merge_heads(attended))",
+            new="output = merge_heads(attended)",
+            what="the layer's call without the output projection W^O",
+        ),
     ),
-    "04_transformer": Mutation(
-        grade_id="test_EncoderLayer",
-        old="return self.layernorm2(out1 + ffn_output)",
-        new="return self.layernorm2(ffn_output)",
-        what="encoder layer without the residual around the feed-forward block",
+    # Encoder, Decoder and Transformer are graded with reference layers, so they keep their points.
+    "04_transformer": (
+        Mutation(
+            grade_id="test_EncoderLayer",
+            old="return self.layernorm2(out1 + ffn_output)",
+            new="return self.layernorm2(ffn_output)",
+            what="encoder layer without the residual around the feed-forward block",
+        ),
+        Mutation(
+            grade_id="test_DecoderLayer",
+            old="attention_mask=padding_mask,",
+            new="attention_mask=None,",
+            what="decoder layer whose cross-attention ignores the input's padding mask",
+        ),
+        Mutation(
+            grade_id="test_beam_search",
+            old="ranked = [(tokens, score / len(tokens) ** alpha) for tokens, score in finished + live]",
+            new="ranked = [(tokens, score) for tokens, score in finished + live]",
+            what="beam search without length normalisation",
+        ),
     ),
 }
 

@@ -18,7 +18,7 @@ import pytest
 from autograde.grade import grade_batch
 
 from conftest import ASSIGNMENTS, release_path, solution_path
-from mutations import WRONG_FUNCTION, delete_cell, insert_after_setup, mutate, prepend_to_solutions
+from mutations import WRONG_FUNCTIONS, delete_cell, insert_after_setup, mutate, prepend_to_solutions
 
 pytestmark = pytest.mark.grading
 
@@ -57,15 +57,17 @@ def kernel_count() -> int:
 
 @pytest.fixture(scope="module", params=ASSIGNMENTS)
 def graded(request, tmp_path_factory):
-    """Solution, blank template and one wrong function, graded in one batch."""
+    """Solution, blank template and a submission with wrong functions, graded in one batch."""
     stem = request.param
-    if stem not in WRONG_FUNCTION:
-        pytest.fail(f"{stem} has no deliberately wrong submission: add one to WRONG_FUNCTION in tests/mutations.py")
+    if not WRONG_FUNCTIONS.get(stem):
+        pytest.fail(f"{stem} has no deliberately wrong submission: add one to WRONG_FUNCTIONS in tests/mutations.py")
     submissions = tmp_path_factory.mktemp(f"{stem}-submissions")
     out = tmp_path_factory.mktemp(f"{stem}-grades")
     write(nbformat.read(solution_path(stem), as_version=4), submissions / "solution", stem)
     write(nbformat.read(release_path(stem), as_version=4), submissions / "blank", stem)
-    wrong = mutate(nbformat.read(solution_path(stem), as_version=4), WRONG_FUNCTION[stem])
+    wrong = nbformat.read(solution_path(stem), as_version=4)
+    for mutation in WRONG_FUNCTIONS[stem]:
+        wrong = mutate(wrong, mutation)
     write(wrong, submissions / "wrong", stem)
     grade_batch(stem, submissions, out, cell_timeout=120, student_timeout=600, log=lambda line: None)
     return stem, out
@@ -88,17 +90,18 @@ def test_blank_template_gets_zero(graded):
     assert row["status"] == "graded" and float(row["score"]) == 0.0, row
 
 
-def test_one_wrong_function_loses_only_its_points(graded):
+def test_each_wrong_function_loses_only_its_points(graded):
     stem, out = graded
-    mutation = WRONG_FUNCTION[stem]
+    mutations = WRONG_FUNCTIONS[stem]
     cells = {r["grade_id"]: r for r in read_rows(out, "grades_by_cell.csv") if r["student"] == "wrong"}
-    assert mutation.grade_id in cells, f"no grade for {mutation.grade_id}: {sorted(cells)}"
-    assert float(cells[mutation.grade_id]["score"]) == 0.0, f"{mutation.what} was not caught"
-    others = {g: r for g, r in cells.items() if g != mutation.grade_id}
-    lost = [g for g, r in others.items() if r["score"] != r["max_score"]]
-    assert not lost, f"{mutation.what} also cost points in {lost}: tests are not independent"
+    for mutation in mutations:
+        assert mutation.grade_id in cells, f"no grade for {mutation.grade_id}: {sorted(cells)}"
+        assert float(cells[mutation.grade_id]["score"]) == 0.0, f"{mutation.what} was not caught"
+    wrong_ids = {mutation.grade_id for mutation in mutations}
+    lost = [g for g, r in cells.items() if g not in wrong_ids and r["score"] != r["max_score"]]
+    assert not lost, f"{[m.what for m in mutations]} also cost points in {lost}: tests are not independent"
     total = {r["student"]: r for r in read_rows(out, "grades.csv")}["wrong"]
-    expected = float(total["max_score"]) - float(cells[mutation.grade_id]["max_score"])
+    expected = float(total["max_score"]) - sum(float(cells[g]["max_score"]) for g in wrong_ids)
     assert float(total["score"]) == expected, total
 
 
