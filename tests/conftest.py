@@ -17,6 +17,18 @@ ASSIGNMENTS = list_assignments()
 SOLUTION_CODE = "### BEGIN SOLUTION"
 
 
+class AlwaysEqual:
+    """The classic trick: an object equal to everything. No check may accept it."""
+
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = object.__hash__
+
+
 @pytest.fixture(autouse=True, scope="session")
 def course_environment():
     """Fast mode for every notebook the tests run, and the course's Python as the kernel."""
