@@ -1,8 +1,8 @@
 """Building blocks from earlier assignments, provided to the later ones.
 
-Assignment 01 asks for `positional_encoding` and assignment 02 for the masks and
-`scaled_dot_product_attention`; from assignment 03 on, notebooks import these versions so that a
-mistake made earlier never blocks the work that follows. The conventions are those of assignment 02:
+Assignment 01 asks for `positional_encoding`, assignment 02 for the masks and
+`scaled_dot_product_attention`, assignment 04 for `EncoderLayer`; later notebooks import these versions
+so that a mistake made earlier never blocks the work that follows. The conventions are those of assignment 02:
 a mask value 1 means "may attend", 0 means "blocked".
 """
 
@@ -47,3 +47,47 @@ def scaled_dot_product_attention(q, k, v, mask=None):
         scores += (1.0 - tf.cast(mask, scores.dtype)) * -1e9
     weights = tf.nn.softmax(scores, axis=-1)
     return tf.matmul(weights, v), weights
+
+
+def _encoder_layer_class():
+    import keras
+
+    from course_lib.transformer import FullyConnected
+
+    class EncoderLayer(keras.layers.Layer):
+        """Assignment 04's encoder layer (post-norm), with the feed-forward activation as an argument.
+
+        Attribute names are those of the assignment: mha, ffn, layernorm1, layernorm2, dropout_ffn.
+        """
+
+        def __init__(self, embedding_dim, num_heads, fully_connected_dim, dropout_rate=0.1, layernorm_eps=1e-6,
+                     activation="relu", **kwargs):
+            super().__init__(**kwargs)
+            self.mha = keras.layers.MultiHeadAttention(num_heads=num_heads, key_dim=embedding_dim // num_heads,
+                                                       dropout=dropout_rate)
+            self.ffn = FullyConnected(embedding_dim=embedding_dim, fully_connected_dim=fully_connected_dim,
+                                      activation=activation)
+            self.layernorm1 = keras.layers.LayerNormalization(epsilon=layernorm_eps)
+            self.layernorm2 = keras.layers.LayerNormalization(epsilon=layernorm_eps)
+            self.dropout_ffn = keras.layers.Dropout(dropout_rate)
+
+        def compute_mask(self, inputs, previous_mask=None):
+            return None  # `mask` is an attention mask, not a Keras mask of the output
+
+        def call(self, x, training=None, mask=None):
+            """x (batch, seq, embedding_dim); mask broadcastable to (batch, seq, seq), 1 = attend."""
+            attention = self.mha(x, x, x, attention_mask=mask, training=training)
+            out1 = self.layernorm1(x + attention)
+            ffn_output = self.dropout_ffn(self.ffn(out1), training=training)
+            return self.layernorm2(out1 + ffn_output)
+
+    return EncoderLayer
+
+
+def __getattr__(name):
+    # Built on first use, so that importing this module does not import Keras (and its stderr logging)
+    # before `env.setup()` has quieted it.
+    if name == "EncoderLayer":
+        globals()[name] = _encoder_layer_class()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,12 +21,15 @@ from course_lib.checking import CheckFailed, call_learner, expect_close, expect_
 # Given building block
 
 
-def FullyConnected(embedding_dim: int, fully_connected_dim: int):  # noqa: N802  (a layer, named like one)
-    """Position-wise feed-forward network: Dense(fully_connected_dim, relu) then Dense(embedding_dim)."""
+def FullyConnected(embedding_dim: int, fully_connected_dim: int, activation="relu"):  # noqa: N802  (a layer)
+    """Position-wise feed-forward network: Dense(fully_connected_dim, activation) then Dense(embedding_dim).
+
+    ReLU as in Vaswani et al. (2017); BERT (assignment 05) uses GELU.
+    """
     import keras
 
     return keras.Sequential([
-        keras.layers.Dense(fully_connected_dim, activation="relu"),
+        keras.layers.Dense(fully_connected_dim, activation=activation),
         keras.layers.Dense(embedding_dim),
     ])
 

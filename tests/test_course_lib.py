@@ -102,7 +102,7 @@ def test_show_heatmaps_shares_one_colour_scale():
 
 
 # ------------------------------------------------------------------------------------------------
-# course_lib.layers: the answers of assignments 01-02 that later notebooks import must agree with the
+# course_lib.layers: the answers of assignments 01-02 and 04 that later notebooks import must agree with the
 # references that graded those assignments.
 
 
@@ -138,3 +138,37 @@ def test_provided_attention_matches_the_reference(mask_kind):
     expected_output, expected_weights = reference.scaled_dot_product_attention(q, k, v, mask)
     np.testing.assert_allclose(weights.numpy(), expected_weights, atol=1e-6)
     np.testing.assert_allclose(output.numpy(), expected_output, atol=1e-5)
+
+
+def test_provided_encoder_layer_passes_the_hidden_check_of_assignment_04():
+    from autograde.checks.transformer import grade_encoder_layer
+    from course_lib.layers import EncoderLayer
+
+    grade_encoder_layer(EncoderLayer)
+
+
+def test_provided_encoder_layer_with_gelu_is_a_keras_hub_bert_layer():
+    """With the tanh GELU and epsilon 1e-12, the 04 layer computes what keras-hub's BERT layer computes."""
+    import keras
+    import keras_hub
+
+    from course_lib.layers import EncoderLayer
+
+    def gelu_tanh(x):
+        return keras.activations.gelu(x, approximate=True)
+
+    hub = keras_hub.layers.TransformerEncoder(intermediate_dim=24, num_heads=2, activation=gelu_tanh,
+                                              layer_norm_epsilon=1e-12)
+    ours = EncoderLayer(embedding_dim=8, num_heads=2, fully_connected_dim=24, layernorm_eps=1e-12,
+                        activation=gelu_tanh)
+    x = np.random.default_rng(1).standard_normal((2, 5, 8)).astype(np.float32)
+    padding = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], dtype=np.int32)
+    hub(x, padding_mask=padding)
+    ours(x, mask=padding[:, None, :])
+    ours.mha.set_weights(hub._self_attention_layer.get_weights())
+    ours.layernorm1.set_weights(hub._self_attention_layer_norm.get_weights())
+    ours.layernorm2.set_weights(hub._feedforward_layer_norm.get_weights())
+    ours.ffn.layers[0].set_weights(hub._feedforward_intermediate_dense.get_weights())
+    ours.ffn.layers[1].set_weights(hub._feedforward_output_dense.get_weights())
+    np.testing.assert_allclose(ours(x, mask=padding[:, None, :]).numpy(), hub(x, padding_mask=padding).numpy(),
+                               atol=1e-6)
