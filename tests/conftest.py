@@ -15,6 +15,7 @@ from autograde.course import list_assignments
 REPO = Path(__file__).resolve().parent.parent
 ASSIGNMENTS = list_assignments()
 SOLUTION_CODE = "### BEGIN SOLUTION"
+OFFLINE_GUARD = REPO / "tests" / "offline"
 
 
 class AlwaysEqual:
@@ -31,8 +32,10 @@ class AlwaysEqual:
 
 @pytest.fixture(autouse=True, scope="session")
 def course_environment():
-    """Fast mode for every notebook the tests run, and the course's Python as the kernel."""
+    """Fast mode for every notebook the tests run, the course's Python as the kernel, and no network for
+    any process they start (tests/offline/sitecustomize.py)."""
     os.environ["COURSE_FAST"] = "1"
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(OFFLINE_GUARD), os.environ.get("PYTHONPATH")]))
     os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     os.environ.setdefault("MPLBACKEND", "Agg")

@@ -86,6 +86,23 @@ def test_student_notebooks_are_exactly_what_nbgrader_generates(tmp_path):
 
 
 @pytest.mark.notebooks
+def test_notebooks_run_with_the_network_unavailable(tmp_path):
+    """The kernels these tests start cannot reach the network, so every notebook run here is an offline run."""
+    probe = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import urllib.request\n"
+        "try:\n"
+        "    urllib.request.urlopen('https://huggingface.co', timeout=5)\n"
+        "    print('REACHED THE NETWORK')\n"
+        "except OSError as error:\n"
+        "    print('refused:', error)\n"
+    )])
+    probe.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(probe, tmp_path / "probe.ipynb")
+    output = "".join(o.get("text", "") for o in execute(tmp_path / "probe.ipynb").cells[0].outputs)
+    assert "refused:" in output and "network disabled" in output, output
+
+
+@pytest.mark.notebooks
 @pytest.mark.parametrize("stem", ASSIGNMENTS)
 def test_solution_notebook_runs_without_errors(stem):
     found = errors(execute(solution_path(stem)))
