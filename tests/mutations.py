@@ -74,6 +74,41 @@ WRONG_FUNCTIONS = {
             what="beam search without length normalisation",
         ),
     ),
+    # BertEncoder is graded with the reference BertEmbedding and load_bert_weights with a reference encoder,
+    # so each keeps its points when the other graded parts are wrong.
+    "05_bert": (
+        Mutation(
+            grade_id="test_build_bert_inputs",
+            old="segment_ids += [1] * (len(tokens_b) + 1)",
+            new="segment_ids += [1] * len(tokens_b) + [0]",
+            what="the [SEP] that closes sentence B put in segment 0",
+        ),
+        Mutation(
+            grade_id="test_BertEmbedding",
+            old="x = self.token_embedding(token_ids) + positions",
+            new="x = self.token_embedding(token_ids) * tf.sqrt(tf.cast(tf.shape(positions)[-1], tf.float32))"
+                " + positions",
+            what="the Transformer's sqrt(d_model) scaling left in BERT's embedding",
+        ),
+        Mutation(
+            grade_id="test_BertEncoder",
+            old="x = layer(x, training=training, mask=attention_mask)",
+            new="x = layer(x, training=training)",
+            what="encoder layers that ignore the padding mask",
+        ),
+        Mutation(
+            grade_id="test_load_bert_weights",
+            old="copy(layer.layernorm1, pretrained._self_attention_layer_norm)",
+            new="copy(layer.layernorm1, pretrained._feedforward_layer_norm)",
+            what="layernorm1 loaded from the feed-forward layer norm",
+        ),
+        Mutation(
+            grade_id="test_mask_tokens",
+            old="choices = np.setdiff1d(np.arange(vocab_size), list(special_ids))",
+            new="choices = np.arange(vocab_size)",
+            what="random replacements drawn from the whole vocabulary, special ids included",
+        ),
+    ),
 }
 
 
