@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import re
 import warnings
-from contextlib import contextmanager
 
 import numpy as np
 
-from course_lib.checking import CheckFailed, call_learner, expect_close, expect_shape, passed, to_array
+from course_lib.checking import CheckFailed, call_learner, expect_close, expect_shape, parts_replaced, passed, to_array
 from course_lib.transformer import _attribute, _built, _expect_variable, layer_variables
+from course_lib.transformer import call_layer as transformer_call_layer
 
 # The checkpoint shipped with the course (all-MiniLM-L6-v2), as `load_bert().config` gives it.
 SHIPPED_CONFIG = {"vocabulary_size": 30522, "num_layers": 6, "num_heads": 12, "hidden_dim": 384,
@@ -222,8 +222,6 @@ def padded_batch(rng, config: dict, batch: int, seq: int):
 # Calling a learner's layer
 
 
-KEYWORD_HINT = ("Keras 3 accepts only tensors as positional arguments: pass the others by keyword, "
-                "e.g. layer(x, training=training)")
 EMBEDDING_HINT = ("If this is an index error: positions are 0, 1, ..., seq_len - 1 (tf.range(seq_len)), not the "
                   "token ids, and segment ids index the segment table")
 ENCODER_HINT = ("If this is a shape error: EncoderLayer wants an attention mask broadcastable to (batch, seq, seq); "
@@ -231,21 +229,11 @@ ENCODER_HINT = ("If this is a shape error: EncoderLayer wants an attention mask 
 
 
 def call_layer(layer, *args, hint: str = "", **kwargs):
-    """Call a learner's layer; add a hint to a crash (Keras's positional-argument rule, shapes).
-
-    Keras's warnings about the learner's layer (an unused sublayer, say) are silenced: the check says more.
-    """
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return call_learner(layer, *args, **kwargs)
-    except CheckFailed as error:
-        message = str(error)
-        if "positional arguments" in message:
-            message += f". {KEYWORD_HINT}"
-        elif hint:
-            message += f". {hint}"
-        raise CheckFailed(f"{type(layer).__name__}: {message}") from error
+    """Assignment 04's `call_layer` (hints for Keras's positional-argument rule and for crashes), with
+    Keras's warnings about the learner's layer (an unused sublayer, say) silenced: the check says more."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return transformer_call_layer(layer, *args, hint=hint, **kwargs)
 
 
 def expect_deterministic(first, second, name: str) -> None:
@@ -264,26 +252,6 @@ def _tf(array, dtype="float32"):
     import tensorflow as tf
 
     return tf.constant(np.asarray(array).astype(dtype))
-
-
-@contextmanager
-def names_replaced(fn, **replacements):
-    """While the block runs, the notebook names that `fn` uses (its __globals__) point at `replacements`."""
-    namespace = getattr(fn, "__globals__", None)
-    if namespace is None:
-        yield
-        return
-    missing = object()
-    saved = {name: namespace.get(name, missing) for name in replacements}
-    namespace.update(replacements)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is missing:
-                namespace.pop(name, None)
-            else:
-                namespace[name] = value
 
 
 EMBEDDING_MISTAKES = {
@@ -648,7 +616,7 @@ def _embedding_double():
 def _encoder_with_double(BertEncoder, seed: int):  # noqa: N803
     config = ENCODER_CONFIG
     _DOUBLE_CALLS.clear()
-    with names_replaced(BertEncoder.__init__, BertEmbedding=_embedding_double()):
+    with parts_replaced(BertEncoder.__init__, BertEmbedding=_embedding_double()):
         encoder = _make(BertEncoder, config["vocabulary_size"], config["num_layers"], config["num_heads"],
                         config["hidden_dim"], config["intermediate_dim"], dropout=0.5,
                         max_sequence_length=config["max_sequence_length"], num_segments=config["num_segments"])

@@ -6,7 +6,8 @@ object whose ``__eq__`` always answers True cannot pass.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -112,3 +113,26 @@ def expect_close(
 def passed(message: str) -> None:
     """Print a success line (stdout, so nbgrader never mistakes it for an error)."""
     print(f"\N{CHECK MARK} {message}")
+
+
+_MISSING = object()
+
+
+@contextmanager
+def parts_replaced(fn, **references) -> Iterator[None]:
+    """Within the block, `fn`'s global names (notebook variables) point at `references`: a composite is
+    checked with reference parts or test doubles, so a mistake in a part never costs its composite."""
+    namespace = getattr(fn, "__globals__", None)
+    if namespace is None:  # not a plain Python function: nothing to isolate
+        yield
+        return
+    saved = {name: namespace.get(name, _MISSING) for name in references}
+    namespace.update(references)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is _MISSING:
+                namespace.pop(name, None)
+            else:
+                namespace[name] = value

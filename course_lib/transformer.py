@@ -11,11 +11,18 @@ mean 0 and variance 1 per position.
 from __future__ import annotations
 
 import functools
-from contextlib import contextmanager
 
 import numpy as np
 
-from course_lib.checking import CheckFailed, call_learner, expect_close, expect_shape, passed, to_array
+from course_lib.checking import (
+    CheckFailed,
+    call_learner,
+    expect_close,
+    expect_shape,
+    parts_replaced,
+    passed,
+    to_array,
+)
 
 # ----------------------------------------------------------------------------------------------
 # Given building block
@@ -509,21 +516,6 @@ def check_decoder_layer(DecoderLayer) -> None:  # noqa: N803
 _CALLS: list[dict] = []
 
 
-@contextmanager
-def _names_replaced(fn, **doubles):
-    """While the block runs, the notebook names `fn` uses (its __globals__) point at `doubles`."""
-    namespace = getattr(fn, "__globals__", None)
-    if namespace is None:
-        yield
-        return
-    saved = {name: namespace.get(name) for name in doubles}
-    namespace.update(doubles)
-    try:
-        yield
-    finally:
-        namespace.update(saved)
-
-
 @functools.cache
 def _doubles() -> dict:
     import keras
@@ -598,7 +590,7 @@ def _doubles() -> dict:
 def _build_with_doubles(cls, names: list[str], *args, **kwargs):
     doubles = _doubles()
     _CALLS.clear()
-    with _names_replaced(cls.__init__, **{name: doubles[name] for name in names}):
+    with parts_replaced(cls.__init__, **{name: doubles[name] for name in names}):
         return make_layer(cls, *args, **kwargs)
 
 
