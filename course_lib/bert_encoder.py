@@ -16,8 +16,8 @@ import warnings
 import numpy as np
 
 from course_lib.checking import CheckFailed, call_learner, expect_close, expect_shape, parts_replaced, passed, to_array
-from course_lib.transformer import _attribute, _built, _expect_variable, layer_variables
 from course_lib.transformer import call_layer as transformer_call_layer
+from course_lib.transformer import expect_variable, layer_variables, named_sublayer, require_built
 
 # The checkpoint shipped with the course (all-MiniLM-L6-v2), as `load_bert().config` gives it.
 SHIPPED_CONFIG = {"vocabulary_size": 30522, "num_layers": 6, "num_heads": 12, "hidden_dim": 384,
@@ -63,12 +63,12 @@ def embedding_variables(embedding, config: dict, prefix: str = "") -> dict:
     for attr, rows in [("token_embedding", config["vocabulary_size"]),
                        ("position_embedding", config["max_sequence_length"]),
                        ("segment_embedding", config["num_segments"])]:
-        table = _built(_attribute(embedding, attr, name), f"{name}.{attr}")
-        _expect_variable(variables, f"{prefix}{attr}/embeddings", table.embeddings, (rows, d),
+        table = require_built(named_sublayer(embedding, attr, name), f"{name}.{attr}")
+        expect_variable(variables, f"{prefix}{attr}/embeddings", table.embeddings, (rows, d),
                          f"{name}.{attr}.embeddings")
-    norm = _built(_attribute(embedding, "layer_norm", name), f"{name}.layer_norm")
-    _expect_variable(variables, f"{prefix}layer_norm/gamma", norm.gamma, (d,), f"{name}.layer_norm.gamma")
-    _expect_variable(variables, f"{prefix}layer_norm/beta", norm.beta, (d,), f"{name}.layer_norm.beta")
+    norm = require_built(named_sublayer(embedding, "layer_norm", name), f"{name}.layer_norm")
+    expect_variable(variables, f"{prefix}layer_norm/gamma", norm.gamma, (d,), f"{name}.layer_norm.gamma")
+    expect_variable(variables, f"{prefix}layer_norm/beta", norm.beta, (d,), f"{name}.layer_norm.beta")
     return variables
 
 
@@ -83,9 +83,9 @@ def layers_variables(layers, config: dict, prefix: str = "enc_layers/") -> dict:
 
 def encoder_variables(encoder, config: dict) -> dict:
     """Every variable of a built BertEncoder: "embedding/..." then "enc_layers/i/..."."""
-    variables = embedding_variables(_attribute(encoder, "embedding", type(encoder).__name__), config,
+    variables = embedding_variables(named_sublayer(encoder, "embedding", type(encoder).__name__), config,
                                     prefix="embedding/")
-    layers = list(_attribute(encoder, "enc_layers", type(encoder).__name__))
+    layers = list(named_sublayer(encoder, "enc_layers", type(encoder).__name__))
     if len(layers) != config["num_layers"]:
         raise CheckFailed(f"{type(encoder).__name__}.enc_layers has {len(layers)} layers, expected "
                           f"{config['num_layers']}")
@@ -622,7 +622,7 @@ def _encoder_with_double(BertEncoder, seed: int):  # noqa: N803
                         max_sequence_length=config["max_sequence_length"], num_segments=config["num_segments"])
     inputs = [_tf(ENCODER_INPUTS[k], "int32") for k in ("token_ids", "segment_ids", "padding_mask")]
     prebuild(encoder, config)
-    weights = seed_variables(layers_variables(_attribute(encoder, "enc_layers", "BertEncoder"), config), seed)
+    weights = seed_variables(layers_variables(named_sublayer(encoder, "enc_layers", "BertEncoder"), config), seed)
     outputs = [call_layer(encoder, *inputs, training=training, hint=ENCODER_HINT) for training in (False, False, True)]
     return weights, outputs
 

@@ -45,7 +45,8 @@ def FullyConnected(embedding_dim: int, fully_connected_dim: int, activation="rel
 # Weights by attribute name
 
 
-def _attribute(owner, name: str, where: str):
+def named_sublayer(owner, name: str, where: str):
+    """`owner.name`, or a failed check saying the template's sublayer is missing."""
     if not hasattr(owner, name):
         raise CheckFailed(
             f"{where} has no attribute `{name}`: keep the sublayers that the template creates in __init__, "
@@ -54,7 +55,8 @@ def _attribute(owner, name: str, where: str):
     return getattr(owner, name)
 
 
-def _built(sublayer, where: str):
+def require_built(sublayer, where: str):
+    """`sublayer`, or a failed check if it has no weights yet (never called)."""
     if not getattr(sublayer, "built", False) or not sublayer.weights:
         raise CheckFailed(
             f"{where} has no weights yet: it was never used in `call` (every sublayer created in __init__ "
@@ -63,64 +65,65 @@ def _built(sublayer, where: str):
     return sublayer
 
 
-def _expect_variable(variables: dict, path: str, variable, shape: tuple[int, ...], where: str) -> None:
+def expect_variable(variables: dict, path: str, variable, shape: tuple[int, ...], where: str) -> None:
+    """Record `variable` under `path` after checking its shape."""
     if tuple(variable.shape) != tuple(shape):
         raise CheckFailed(f"{where} has shape {tuple(variable.shape)}, expected {tuple(shape)}")
     variables[path] = variable
 
 
 def _mha_variables(variables, mha, prefix, where, d, heads):
-    _built(mha, where)
+    require_built(mha, where)
     key_dim = d // heads
     for short, attr in [("query", "query_dense"), ("key", "key_dense"), ("value", "value_dense")]:
         dense = getattr(mha, attr)
-        _expect_variable(variables, f"{prefix}{short}/kernel", dense.kernel, (d, heads, key_dim),
+        expect_variable(variables, f"{prefix}{short}/kernel", dense.kernel, (d, heads, key_dim),
                          f"{where}.{attr}.kernel")
-        _expect_variable(variables, f"{prefix}{short}/bias", dense.bias, (heads, key_dim), f"{where}.{attr}.bias")
+        expect_variable(variables, f"{prefix}{short}/bias", dense.bias, (heads, key_dim), f"{where}.{attr}.bias")
     dense = mha.output_dense
-    _expect_variable(variables, f"{prefix}output/kernel", dense.kernel, (heads, key_dim, d),
+    expect_variable(variables, f"{prefix}output/kernel", dense.kernel, (heads, key_dim, d),
                      f"{where}.output_dense.kernel")
-    _expect_variable(variables, f"{prefix}output/bias", dense.bias, (d,), f"{where}.output_dense.bias")
+    expect_variable(variables, f"{prefix}output/bias", dense.bias, (d,), f"{where}.output_dense.bias")
 
 
 def _ffn_variables(variables, ffn, prefix, where, d, fc):
-    _built(ffn, where)
+    require_built(ffn, where)
     layers = getattr(ffn, "layers", [])
     if len(layers) != 2:
         raise CheckFailed(f"{where} should be the given FullyConnected block (two Dense layers)")
     for index, (name, shape_in, shape_out) in enumerate([("dense1", d, fc), ("dense2", fc, d)]):
-        _expect_variable(variables, f"{prefix}{name}/kernel", layers[index].kernel, (shape_in, shape_out),
+        expect_variable(variables, f"{prefix}{name}/kernel", layers[index].kernel, (shape_in, shape_out),
                          f"{where}.layers[{index}].kernel")
-        _expect_variable(variables, f"{prefix}{name}/bias", layers[index].bias, (shape_out,),
+        expect_variable(variables, f"{prefix}{name}/bias", layers[index].bias, (shape_out,),
                          f"{where}.layers[{index}].bias")
 
 
 def _norm_variables(variables, norm, prefix, where, d):
-    _built(norm, where)
-    _expect_variable(variables, f"{prefix}gamma", norm.gamma, (d,), f"{where}.gamma")
-    _expect_variable(variables, f"{prefix}beta", norm.beta, (d,), f"{where}.beta")
+    require_built(norm, where)
+    expect_variable(variables, f"{prefix}gamma", norm.gamma, (d,), f"{where}.gamma")
+    expect_variable(variables, f"{prefix}beta", norm.beta, (d,), f"{where}.beta")
 
 
 def _block_variables(variables, layer, prefix, where, config, decoder: bool):
     d, heads, fc = config["embedding_dim"], config["num_heads"], config["fully_connected_dim"]
     attentions = ["mha1", "mha2"] if decoder else ["mha"]
     for name in attentions:
-        _mha_variables(variables, _attribute(layer, name, where), f"{prefix}{name}/", f"{where}.{name}", d, heads)
-    _ffn_variables(variables, _attribute(layer, "ffn", where), f"{prefix}ffn/", f"{where}.ffn", d, fc)
+        _mha_variables(variables, named_sublayer(layer, name, where), f"{prefix}{name}/", f"{where}.{name}", d, heads)
+    _ffn_variables(variables, named_sublayer(layer, "ffn", where), f"{prefix}ffn/", f"{where}.ffn", d, fc)
     for i in range(1, 4 if decoder else 3):
         name = f"layernorm{i}"
-        _norm_variables(variables, _attribute(layer, name, where), f"{prefix}{name}/", f"{where}.{name}", d)
+        _norm_variables(variables, named_sublayer(layer, name, where), f"{prefix}{name}/", f"{where}.{name}", d)
 
 
 def _stack_variables(variables, layer, prefix, where, config, vocab_key, decoder: bool, layers_too: bool = True):
     d = config["embedding_dim"]
-    embedding = _built(_attribute(layer, "embedding", where), f"{where}.embedding")
-    _expect_variable(variables, f"{prefix}embedding/embeddings", embedding.embeddings, (config[vocab_key], d),
+    embedding = require_built(named_sublayer(layer, "embedding", where), f"{where}.embedding")
+    expect_variable(variables, f"{prefix}embedding/embeddings", embedding.embeddings, (config[vocab_key], d),
                      f"{where}.embedding.embeddings")
     if not layers_too:
         return
     name = "dec_layers" if decoder else "enc_layers"
-    layers = list(_attribute(layer, name, where))
+    layers = list(named_sublayer(layer, name, where))
     if len(layers) != config["num_layers"]:
         raise CheckFailed(f"{where}.{name} has {len(layers)} layers, expected {config['num_layers']}")
     for i, block in enumerate(layers):
@@ -149,20 +152,20 @@ def layer_variables(layer, kind: str, config: dict) -> dict:
         _stack_variables(variables, layer, "", name, config, "target_vocab_size" if decoder else "input_vocab_size",
                          decoder=decoder, layers_too=False)
     elif kind == "final_layer":
-        final = _built(_attribute(layer, "final_layer", name), f"{name}.final_layer")
-        _expect_variable(variables, "final_layer/kernel", final.kernel,
+        final = require_built(named_sublayer(layer, "final_layer", name), f"{name}.final_layer")
+        expect_variable(variables, "final_layer/kernel", final.kernel,
                          (config["embedding_dim"], config["target_vocab_size"]), f"{name}.final_layer.kernel")
-        _expect_variable(variables, "final_layer/bias", final.bias, (config["target_vocab_size"],),
+        expect_variable(variables, "final_layer/bias", final.bias, (config["target_vocab_size"],),
                          f"{name}.final_layer.bias")
     elif kind == "transformer":
-        _stack_variables(variables, _attribute(layer, "encoder", name), "encoder/", f"{name}.encoder", config,
+        _stack_variables(variables, named_sublayer(layer, "encoder", name), "encoder/", f"{name}.encoder", config,
                          "input_vocab_size", decoder=False)
-        _stack_variables(variables, _attribute(layer, "decoder", name), "decoder/", f"{name}.decoder", config,
+        _stack_variables(variables, named_sublayer(layer, "decoder", name), "decoder/", f"{name}.decoder", config,
                          "target_vocab_size", decoder=True)
-        final = _built(_attribute(layer, "final_layer", name), f"{name}.final_layer")
-        _expect_variable(variables, "final_layer/kernel", final.kernel,
+        final = require_built(named_sublayer(layer, "final_layer", name), f"{name}.final_layer")
+        expect_variable(variables, "final_layer/kernel", final.kernel,
                          (config["embedding_dim"], config["target_vocab_size"]), f"{name}.final_layer.kernel")
-        _expect_variable(variables, "final_layer/bias", final.bias, (config["target_vocab_size"],),
+        expect_variable(variables, "final_layer/bias", final.bias, (config["target_vocab_size"],),
                          f"{name}.final_layer.bias")
     else:
         raise ValueError(f"unknown kind {kind!r}")
