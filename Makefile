@@ -6,11 +6,12 @@ STAMP := $(VENV)/.course-installed
 # Kernels started by Jupyter and nbgrader must be the course's Python, not another one on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help install lab test lint release grade clean
+.PHONY: help install lab test test-quick lint release grade expected clean
 
 help:
 	@echo "make lab      install if needed, then open JupyterLab on notebooks/"
-	@echo "make test     install if needed, then run the whole test suite (what CI runs)"
+	@echo "make test     install if needed, then run the whole test suite on every core (what CI runs)"
+	@echo "make test-quick  unit tests of course_lib and autograde only (no notebook runs, no grading)"
 	@echo "make release  regenerate notebooks/ from solutions/ (instructors)"
 	@echo "make grade ASSIGNMENT=01_positional_encoding SUBMISSIONS=dir OUT=dir"
 
@@ -36,12 +37,23 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(ALLOW_ROOT) $(LAB_ARGS)
 
+# pytest-xdist: one worker per core; tests that share an expensive fixture (one assignment's grading batch)
+# carry the same xdist_group and run on one worker.
+WORKERS ?= auto
+
 test: $(STAMP)
 	$(BIN)/ruff check .
-	COURSE_FAST=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
+	COURSE_FAST=1 $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup $(PYTEST_ARGS)
+
+test-quick: $(STAMP)
+	$(BIN)/ruff check .
+	COURSE_FAST=1 $(BIN)/python -m pytest -n $(WORKERS) -m "not notebooks and not grading" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+
+expected: $(STAMP)
+	$(BIN)/python -m autograde.expected
 
 release: $(STAMP)
 	$(BIN)/python -m autograde.release

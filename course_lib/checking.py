@@ -1,12 +1,14 @@
-"""Comparison helpers shared by the visible checks and the hidden tests.
+"""Helpers shared by the visible checks (course_lib) and the hidden checks (autograde).
 
 Every value is converted to a float array with an explicit shape before it is compared, so an
-object whose ``__eq__`` always answers True cannot pass.
+object whose ``__eq__`` always answers True cannot pass. Checks print to stdout only: nbgrader
+scores a test cell that writes to stderr as 0, so learners' code runs with warnings silenced.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import numpy as np
@@ -136,3 +138,83 @@ def parts_replaced(fn, **references) -> Iterator[None]:
                 namespace.pop(name, None)
             else:
                 namespace[name] = value
+
+
+# ----------------------------------------------------------------------------------------------
+# Running learners' code quietly, and Keras layers
+
+
+@contextmanager
+def quiet() -> Iterator[None]:
+    """Silence Python warnings: nbgrader scores a test cell that writes to stderr as 0."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def quietly(fn: Callable, *args, **kwargs):
+    """`call_learner(fn, *args, **kwargs)` with Python warnings silenced."""
+    with quiet():
+        return call_learner(fn, *args, **kwargs)
+
+
+def to_tensor(value, dtype: str = "float32"):
+    """`value` (array, nested list) as a `tf.constant` of `dtype`; None stays None (an absent mask)."""
+    if value is None:
+        return None
+    import tensorflow as tf
+
+    return tf.constant(np.asarray(value).astype(dtype))
+
+
+KEYWORD_HINT = (
+    "Keras 3 accepts only tensors as positional arguments: pass the others by keyword, "
+    "e.g. layer(x, training=training, mask=mask)"
+)
+
+
+def call_layer(layer, *args, hint: str = "", **kwargs):
+    """Call a learner's Keras layer quietly; add a hint to a crash (Keras's positional-argument rule, shapes).
+
+    Keras's own warnings about the layer (an unused sublayer, say) are silenced: the check says more."""
+    try:
+        return quietly(layer, *args, **kwargs)
+    except CheckFailed as error:
+        message = str(error)
+        if "positional arguments" in message:
+            message += f". {KEYWORD_HINT}"
+        elif hint:
+            message += f". {hint}"
+        raise CheckFailed(f"{type(layer).__name__}: {message}") from error
+
+
+def make_layer(cls, *args, **kwargs):
+    """Construct the learner's layer (its __init__ is given, so this only fails if it was changed)."""
+    return quietly(cls, *args, **kwargs)
+
+
+DROPOUT_ADVICE = "Pass training=training to the dropout (never training=True)"
+
+
+def expect_deterministic(first, second, name: str, *, advice: str = DROPOUT_ADVICE) -> None:
+    """Two calls with training=False must agree: dropout is off at inference."""
+    if not np.allclose(to_array(first, name), to_array(second, name), atol=1e-6):
+        raise CheckFailed(f"{name} changes between two calls with training=False: dropout is active at "
+                          f"inference. {advice}")
+
+
+def expect_dropout_in_training(inference, training, name: str) -> None:
+    """A call with training=True must differ from inference when the dropout rate is above 0."""
+    if np.allclose(to_array(inference, name), to_array(training, name), atol=1e-6):
+        raise CheckFailed(f"{name} is the same with training=True as with training=False: dropout never acts. "
+                          "Apply the dropout layers with training=training")
+
+
+def named_mistakes(results: Mapping[str, object], messages: Mapping[str, str]) -> list[tuple[np.ndarray, str]]:
+    """(wrong result, message) for every mistake in `messages` whose result is in `results`."""
+    return [(np.asarray(results[name]), message) for name, message in messages.items() if name in results]
+
+
+def stored_mistakes(entries: Mapping[str, Mapping]) -> list[tuple[np.ndarray, str]]:
+    """(wrong result, message) pairs from a generated file's {"name": {"value": ..., "message": ...}}."""
+    return [(np.asarray(entry["value"]), entry["message"]) for entry in entries.values()]

@@ -52,7 +52,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
 def _encoder_layer_class():
     import keras
 
-    from course_lib.transformer import FullyConnected
+    from course_lib.transformer.layers import FullyConnected
 
     class EncoderLayer(keras.layers.Layer):
         """Assignment 04's encoder layer (post-norm), with the feed-forward activation as an argument.

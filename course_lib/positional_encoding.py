@@ -1,6 +1,7 @@
 """Assignment 01 (positional encoding): a picture helper and the visible checks.
 
-The checks compare with numbers written out by hand, so this module holds no solution code.
+The checks compare with values generated from the reference (`course_lib/expected/01_positional_encoding.json`,
+written by `python -m autograde.expected`), so this module holds no solution code.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from course_lib.checking import (
     expect_close,
     expect_tensor,
     passed,
+    stored_mistakes,
     to_array,
 )
+from course_lib.expected import load as load_expected
 
 
 def binary_position_codes(num_positions: int, num_bits: int) -> np.ndarray:
@@ -24,36 +27,15 @@ def binary_position_codes(num_positions: int, num_bits: int) -> np.ndarray:
     return (positions >> shifts) & 1
 
 
-# Angle rates 1 / 10000^(exponent) for d = 6 and k = 0..5, written out, and the rates that the
-# usual mistakes produce.
-_RATES = np.array([1.0, 1.0, 0.046415888336127795, 0.046415888336127795,
-                   0.0021544346900318843, 0.0021544346900318843])
-_RATES_EXPONENT_K = np.array([1.0, 0.2154434690031884, 0.046415888336127795, 0.01,
-                              0.0021544346900318843, 0.00046415888336127773])  # k/d
-_RATES_EXPONENT_2K = np.array([1.0, 0.046415888336127795, 0.0021544346900318843, 1e-4,
-                               4.641588833612782e-06, 2.1544346900318822e-07])  # 2k/d
-_RATES_NOT_OVER_D = np.array([1.0, 1.0, 1e-8, 1e-8, 1e-16, 1e-16])  # 2*(k//2), d forgotten
-_POSITIONS = np.array([[0], [1], [5]])
-
 ANGLE_HINT = "the angle is pos / 10000**(2*(k//2)/d)"
-
-
-def get_angles_mistakes() -> list[tuple[np.ndarray, str]]:
-    """(wrong result, explanation) pairs for `get_angles(_POSITIONS, arange(6), 6)`."""
-    return [
-        (_POSITIONS * _RATES_EXPONENT_K,
-         "dimensions 2i and 2i+1 must share one angle rate: the exponent uses 2*(k//2), not k"),
-        (_POSITIONS * _RATES_EXPONENT_2K,
-         "use integer division in the exponent, 2*(k//2), so that k = 2i and k = 2i+1 give the same value"),
-        (_POSITIONS / _RATES, "divide pos by 10000**(2*(k//2)/d); you multiplied"),
-        (_POSITIONS * _RATES_NOT_OVER_D, "the exponent is 2*(k//2)/d: divide by d"),
-    ]
+STEM = "01_positional_encoding"
 
 
 def check_get_angles(get_angles) -> None:
     """Angles for positions 0, 1, 5 and d = 6, then one case where d is not the number of columns."""
+    case = load_expected(STEM, "get_angles")
     k = np.arange(6)[np.newaxis, :]
-    result = call_learner(get_angles, _POSITIONS, k, 6)
+    result = call_learner(get_angles, case["positions"].astype(np.int64), k, 6)
     actual = to_array(result, "get_angles(pos, k, 6)")  # None or non-numbers: the clearest message
     if not isinstance(result, np.ndarray):
         raise CheckFailed(
@@ -65,23 +47,15 @@ def check_get_angles(get_angles) -> None:
             "get_angles(pos, k, 6) has shape (6, 3), expected (3, 6): one row per position and one "
             "column per dimension index; pos (P, 1) combined with k (1, D) broadcasts to (P, D)"
         )
-    expect_close(actual, _POSITIONS * _RATES, "get_angles(pos, k, 6)", mistakes=get_angles_mistakes(),
+    expect_close(actual, case["expected"], "get_angles(pos, k, 6)", mistakes=stored_mistakes(case["mistakes"]),
                  hint=ANGLE_HINT)
 
     # With d = 8 the rates of k = 0..3 are 1, 1, 0.1, 0.1; k has only 4 columns here.
     actual = to_array(call_learner(get_angles, np.array([[2]]), np.arange(4)[np.newaxis, :], 8),
                       "get_angles([[2]], [[0, 1, 2, 3]], 8)")
-    expect_close(actual, [[2.0, 2.0, 0.2, 0.2]], "get_angles([[2]], [[0, 1, 2, 3]], 8)",
+    expect_close(actual, load_expected(STEM, "get_angles_d8", "expected"), "get_angles([[2]], [[0, 1, 2, 3]], 8)",
                  hint="use the argument d in the exponent, not the number of columns of k")
     passed("get_angles: the right angles, one rate per pair of dimensions")
-
-
-# positional_encoding(3, 4): rates 1 and 0.01; rows are positions 0, 1, 2.
-_ENCODING = np.array([
-    [0.0, 1.0, 0.0, 1.0],
-    [0.8414709848078965, 0.5403023058681398, 0.009999833334166664, 0.9999500004166653],
-    [0.9092974268256817, -0.4161468365471424, 0.01999866669333308, 0.9998000066665778],
-])[np.newaxis]
 
 
 def encoding_mistakes(expected: np.ndarray) -> list[tuple[np.ndarray, str]]:
@@ -121,7 +95,8 @@ def expect_encoding(result, expected: np.ndarray, name: str, *, atol: float = 1e
 def check_positional_encoding(positional_encoding) -> None:
     """positional_encoding(3, 4) against values written out by hand, then the shape of a larger one."""
     try:
-        expect_encoding(call_learner(positional_encoding, 3, 4), _ENCODING, "positional_encoding(3, 4)")
+        expect_encoding(call_learner(positional_encoding, 3, 4), load_expected(STEM, "encoding_3_4"),
+                        "positional_encoding(3, 4)")
     except CheckFailed as failure:
         get_angles = getattr(positional_encoding, "__globals__", {}).get("get_angles")
         if get_angles is not None:
@@ -132,11 +107,11 @@ def check_positional_encoding(positional_encoding) -> None:
                                   "and positional_encoding probably builds on it: fix get_angles first)") from None
         raise
     result = call_learner(positional_encoding, 50, 16)
-    expected_corner = np.array([0.0, 1.0] * 8)
+    large = load_expected(STEM, "encoding_50_16")
     actual = to_array(result, "positional_encoding(50, 16)")
     if actual.shape != (1, 50, 16):
         raise CheckFailed(f"positional_encoding(50, 16) has shape {actual.shape}, expected (1, 50, 16)")
-    expect_close(actual[0, 0], expected_corner, "position 0 of positional_encoding(50, 16)",
+    expect_close(actual[0, 0], large["position_0"], "position 0 of positional_encoding(50, 16)",
                  hint="at position 0 every sine is 0 and every cosine is 1")
-    expect_close(actual[0, 49, 0], -0.9537526527594719, "entry [0, 49, 0] (sin 49)", atol=1e-5)
+    expect_close(actual[0, 49, 0], large["entry_49_0"], "entry [0, 49, 0] (sin 49)", atol=1e-5)
     passed("positional_encoding: float32, shape (1, positions, d), sine on even and cosine on odd indices")

@@ -1,6 +1,6 @@
 """Assignment 02: the reference reproduces the lecture's numbers, and the visible checks
-(course_lib.attention) and hidden checks (autograde.checks.attention) accept correct functions and
-reject the usual mistakes with the right diagnosis."""
+(course_lib.scaled_dot_product_attention) and hidden checks (autograde.checks.scaled_dot_product_attention)
+accept correct functions and reject the usual mistakes with the right diagnosis."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from autograde.checks import attention as hidden  # noqa: E402
-from autograde.reference import attention as ref  # noqa: E402
-from course_lib import attention as visible  # noqa: E402
+from autograde.checks import scaled_dot_product_attention as hidden  # noqa: E402
+from autograde.reference import scaled_dot_product_attention as ref  # noqa: E402
+from course_lib import scaled_dot_product_attention as visible  # noqa: E402
 from course_lib.checking import CheckFailed  # noqa: E402
 
 from conftest import AlwaysEqual  # noqa: E402

@@ -1,6 +1,6 @@
 """Assignment 05, "your encoder, BERT's weights": the reference reproduces keras-hub's BertBackbone and
 hand-computed numbers; correct layers and loader (written below the way a learner would) pass the visible
-checks (course_lib.bert_encoder) and the hidden checks (autograde.checks.bert_encoder); each usual
+checks (course_lib.bert.encoder) and the hidden checks (autograde.checks.bert.encoder); each usual
 mistake is diagnosed with the right message; a composite keeps its points when its part is wrong; an
 always-equal result fails; NotImplementedError passes through."""
 
@@ -12,9 +12,9 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
 
-from autograde.checks import bert_encoder as hidden  # noqa: E402
-from autograde.reference import bert_encoder as ref  # noqa: E402
-from course_lib import bert_encoder as visible  # noqa: E402
+from autograde.checks.bert import encoder as hidden  # noqa: E402
+from autograde.reference.bert import encoder as ref  # noqa: E402
+from course_lib.bert import encoder as visible  # noqa: E402
 from course_lib.checking import CheckFailed  # noqa: E402
 from course_lib.layers import EncoderLayer  # noqa: E402
 from course_lib.pretrained import load_bert  # noqa: E402
@@ -161,7 +161,7 @@ def test_reference_matches_keras_on_small_layers():
 
 
 def test_visible_literals_are_the_references(bert):
-    """The numbers written out in course_lib.bert_encoder are what the reference computes now."""
+    """The numbers written out in course_lib.bert.encoder are what the reference computes now."""
     expected = visible._EXPECTED
     layer = ref.keras_layers()["BertEmbedding"](*[visible.EMBEDDING_CONFIG[k] for k in ("vocabulary_size",
                                                                                          "hidden_dim")],

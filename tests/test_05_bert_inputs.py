@@ -1,7 +1,7 @@
 """Assignment 05, input side: the reference lays out the lecture's "Be alert! BERT will hurt!" example
 exactly as the real BERT tokenizer does, truncates as BERT's _truncate_seq_pair does (and as the
 tokenizers library's LongestFirst does, except in the one case where the two differ), and masks at the
-requested rates; the visible checks (course_lib.bert_inputs) and hidden checks (autograde.checks.bert_inputs)
+requested rates; the visible checks (course_lib.bert.inputs) and hidden checks (autograde.checks.bert.inputs)
 accept correct functions and name the usual mistakes."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import random
 import numpy as np
 import pytest
 
-from autograde.checks import bert_inputs as hidden
-from autograde.reference import bert_inputs as ref
-from course_lib import bert_inputs as visible
+from autograde.checks.bert import inputs as hidden
+from autograde.reference.bert import inputs as ref
+from course_lib.bert import inputs as visible
 from course_lib.checking import CheckFailed
 
 from conftest import AlwaysEqual

@@ -116,7 +116,7 @@ def test_provided_positional_encoding_matches_the_reference():
 
 
 def test_provided_masks_match_the_reference():
-    from autograde.reference import attention as reference
+    from autograde.reference import scaled_dot_product_attention as reference
     from course_lib.layers import create_look_ahead_mask, create_padding_mask
 
     ids = np.array([[5, 3, 0, 0], [1, 2, 3, 4]])
@@ -126,7 +126,7 @@ def test_provided_masks_match_the_reference():
 
 @pytest.mark.parametrize("mask_kind", [None, "padding", "look-ahead"])
 def test_provided_attention_matches_the_reference(mask_kind):
-    from autograde.reference import attention as reference
+    from autograde.reference import scaled_dot_product_attention as reference
     from course_lib.layers import scaled_dot_product_attention
 
     rng = np.random.default_rng(0)
@@ -141,7 +141,7 @@ def test_provided_attention_matches_the_reference(mask_kind):
 
 
 def test_provided_encoder_layer_passes_the_hidden_check_of_assignment_04():
-    from autograde.checks.transformer import grade_encoder_layer
+    from autograde.checks.transformer.layers import grade_encoder_layer
     from course_lib.layers import EncoderLayer
 
     grade_encoder_layer(EncoderLayer)

@@ -15,10 +15,11 @@ import nbformat
 import psutil
 import pytest
 
+from autograde import registry
 from autograde.grade import grade_batch
 
 from conftest import ASSIGNMENTS, release_path, solution_path
-from mutations import WRONG_FUNCTIONS, delete_cell, insert_after_setup, mutate, prepend_to_solutions
+from mutations import delete_cell, insert_after_setup, mutate, prepend_to_solutions
 
 pytestmark = pytest.mark.grading
 
@@ -35,6 +36,11 @@ NOISY = (
     "import warnings; warnings.warn('a library warning', UserWarning)\n"
     "from absl import logging as absl_logging; absl_logging.warning('an absl log line')"
 )
+
+
+def wrong_versions(stem: str) -> list[tuple[str, registry.Wrong]]:
+    """(test cell grade id, wrong version): the first wrong version of each exercise that has one."""
+    return [(row.test_id, row.wrong[0]) for row in registry.exercises(stem) if row.wrong]
 
 
 def write(notebook: nbformat.NotebookNode, folder: Path, stem: str) -> None:
@@ -55,18 +61,20 @@ def kernel_count() -> int:
     return count
 
 
-@pytest.fixture(scope="module", params=ASSIGNMENTS)
+# One worker grades an assignment's batch and runs the three tests that read it (make test: --dist loadgroup).
+@pytest.fixture(scope="module",
+                params=[pytest.param(stem, marks=pytest.mark.xdist_group(stem)) for stem in ASSIGNMENTS])
 def graded(request, tmp_path_factory):
     """Solution, blank template and a submission with wrong functions, graded in one batch."""
     stem = request.param
-    if not WRONG_FUNCTIONS.get(stem):
-        pytest.fail(f"{stem} has no deliberately wrong submission: add one to WRONG_FUNCTIONS in tests/mutations.py")
+    if not wrong_versions(stem):
+        pytest.fail(f"{stem} has no deliberately wrong submission: add one to its rows in autograde/registry.py")
     submissions = tmp_path_factory.mktemp(f"{stem}-submissions")
     out = tmp_path_factory.mktemp(f"{stem}-grades")
     write(nbformat.read(solution_path(stem), as_version=4), submissions / "solution", stem)
     write(nbformat.read(release_path(stem), as_version=4), submissions / "blank", stem)
     wrong = nbformat.read(solution_path(stem), as_version=4)
-    for mutation in WRONG_FUNCTIONS[stem]:
+    for _, mutation in wrong_versions(stem):
         wrong = mutate(wrong, mutation)
     write(wrong, submissions / "wrong", stem)
     grade_batch(stem, submissions, out, cell_timeout=120, student_timeout=600, log=lambda line: None)
@@ -92,14 +100,14 @@ def test_blank_template_gets_zero(graded):
 
 def test_each_wrong_function_loses_only_its_points(graded):
     stem, out = graded
-    mutations = WRONG_FUNCTIONS[stem]
+    mutations = wrong_versions(stem)
     cells = {r["grade_id"]: r for r in read_rows(out, "grades_by_cell.csv") if r["student"] == "wrong"}
-    for mutation in mutations:
-        assert mutation.grade_id in cells, f"no grade for {mutation.grade_id}: {sorted(cells)}"
-        assert float(cells[mutation.grade_id]["score"]) == 0.0, f"{mutation.what} was not caught"
-    wrong_ids = {mutation.grade_id for mutation in mutations}
+    for grade_id, mutation in mutations:
+        assert grade_id in cells, f"no grade for {grade_id}: {sorted(cells)}"
+        assert float(cells[grade_id]["score"]) == 0.0, f"{mutation.what} was not caught"
+    wrong_ids = {grade_id for grade_id, _ in mutations}
     lost = [g for g, r in cells.items() if g not in wrong_ids and r["score"] != r["max_score"]]
-    assert not lost, f"{[m.what for m in mutations]} also cost points in {lost}: tests are not independent"
+    assert not lost, f"{[m.what for _, m in mutations]} also cost points in {lost}: tests are not independent"
     total = {r["student"]: r for r in read_rows(out, "grades.csv")}["wrong"]
     expected = float(total["max_score"]) - sum(float(cells[g]["max_score"]) for g in wrong_ids)
     assert float(total["score"]) == expected, total

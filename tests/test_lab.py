@@ -8,7 +8,11 @@ import subprocess
 import time
 import urllib.request
 
+import pytest
+
 from conftest import ASSIGNMENTS, REPO
+
+pytestmark = pytest.mark.notebooks  # starts a Jupyter server: not part of `make test-quick`
 
 
 def free_port() -> int:

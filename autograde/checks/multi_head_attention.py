@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograde.isolation import parts_replaced, quiet
 from autograde.reference import multi_head_attention as ref
-from autograde.reference.attention import look_ahead_mask
-from course_lib.checking import CheckFailed, call_learner, expect_close, passed
+from autograde.reference.scaled_dot_product_attention import look_ahead_mask
+from course_lib.checking import CheckFailed, call_learner, expect_close, parts_replaced, passed, quiet
 from course_lib.multi_head_attention import (
     DEPTH_FIRST_SPLIT,
     MASK_WITHOUT_HEAD_AXIS,

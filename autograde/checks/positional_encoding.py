@@ -5,25 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograde.isolation import parts_replaced, quiet
+from autograde.mistakes import positional_encoding as mistakes
+from autograde.mistakes import results
 from autograde.reference import positional_encoding as ref
-from course_lib.checking import CheckFailed, call_learner, expect_close, passed, to_array
+from course_lib.checking import CheckFailed, call_learner, expect_close, parts_replaced, passed, quiet, to_array
 from course_lib.positional_encoding import ANGLE_HINT, expect_encoding
 
 # (positions P, dimension indices D, d): D differs from d in one case, so d must come from the argument.
 ANGLE_CASES = [(1, 2, 2), (5, 8, 8), (20, 16, 16), (7, 5, 12), (3, 64, 64), (50, 512, 512)]
 ENCODING_CASES = [(1, 2), (10, 4), (33, 6), (50, 16), (128, 64), (200, 512)]
-
-
-def _angle_mistakes(pos, k, d):
-    pos = np.asarray(pos, dtype=np.float64)
-    k = np.asarray(k, dtype=np.float64)
-    return [
-        (pos / 10000.0 ** (k / d), "dimensions 2i and 2i+1 must share one angle rate: use 2*(k//2), not k"),
-        (pos / 10000.0 ** (2 * k / d), "use integer division in the exponent: 2*(k//2)"),
-        (pos * 10000.0 ** (2 * (k // 2) / d), "divide pos by 10000**(2*(k//2)/d); you multiplied"),
-        (pos / 10000.0 ** (2 * (k // 2)), "the exponent is 2*(k//2)/d: divide by d"),
-    ]
 
 
 def grade_get_angles(get_angles) -> None:
@@ -50,7 +40,7 @@ def _grade_get_angles(get_angles) -> None:
             raise CheckFailed(f"{name} has shape {actual.shape}, expected {(num_positions, num_dims)}: "
                               "one row per position, one column per dimension index")
         expect_close(actual, ref.get_angles(pos, k, d), name, rtol=1e-5, atol=1e-7,
-                     mistakes=_angle_mistakes(pos, k, d), hint=ANGLE_HINT)
+                     mistakes=results(mistakes.GET_ANGLES, pos, k, d), hint=ANGLE_HINT)
 
 
 def _reference_get_angles(pos, k, d):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograde.reference.attention import scaled_dot_product_attention as _attention
+from autograde.reference.scaled_dot_product_attention import scaled_dot_product_attention as _attention
 
 PROJECTIONS = ("wq", "wk", "wv", "wo")
 

@@ -13,11 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograde.isolation import parts_replaced, quiet
-from autograde.reference import transformer as ref
-from course_lib.checking import CheckFailed, expect_close, expect_shape, passed, to_array
+from autograde.reference.transformer import layers as ref
+from course_lib.checking import CheckFailed, expect_close, expect_shape, parts_replaced, passed, quiet, to_array
 from course_lib.layers import positional_encoding
-from course_lib.transformer import (
+from course_lib.transformer.layers import (
     DECODER_LAYER_MISTAKES,
     DECODER_MASK_HINT,
     DECODER_MISTAKES,

@@ -4,7 +4,7 @@ The checks run the learner's `build_bert_inputs` and `mask_tokens` on small hand
 answers are written out as numbers below, look for the usual mistakes, and print a line starting with
 a check mark when all is well. The diagnostics (`expect_bert_inputs`, `expect_value_error`,
 `run_masking`, `inspect_masking`, `expect_masking_rates`) are shared with the hidden checks in
-autograde.checks.bert_inputs. `masking_rates` and `random_token_batch` also serve the notebook.
+autograde.checks.bert.inputs. `masking_rates` and `random_token_batch` also serve the notebook.
 """
 
 from __future__ import annotations

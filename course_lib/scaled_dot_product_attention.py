@@ -50,7 +50,7 @@ def random_embeddings(vocabulary_size: int, dim: int, seed: int = 0) -> np.ndarr
 
 
 # ----------------------------------------------------------------------------------------------
-# Shared diagnostics (also used by the hidden checks in autograde.checks.attention)
+# Shared diagnostics (also used by the hidden checks in autograde.checks.scaled_dot_product_attention)
 
 
 

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from autograde.checks import decoding as hidden
-from autograde.reference import decoding as ref
-from course_lib import decoding as visible
+from autograde.checks.transformer import decoding as hidden
+from autograde.reference.transformer import decoding as ref
 from course_lib.checking import CheckFailed
+from course_lib.transformer import decoding as visible
 
 from conftest import AlwaysEqual
 

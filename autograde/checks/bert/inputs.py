@@ -10,9 +10,8 @@ import math
 
 import numpy as np
 
-from autograde.isolation import quiet
-from autograde.reference import bert_inputs as ref
-from course_lib.bert_inputs import (
+from autograde.reference.bert import inputs as ref
+from course_lib.bert.inputs import (
     SIGMAS,
     TRUNCATION_RULE,
     check_masking_statistics,
@@ -25,7 +24,7 @@ from course_lib.bert_inputs import (
     random_token_batch,
     run_masking,
 )
-from course_lib.checking import CheckFailed, call_learner, passed
+from course_lib.checking import CheckFailed, call_learner, passed, quiet
 
 SPECIAL_ID_SETS = [
     {"cls_id": 101, "sep_id": 102, "pad_id": 0},

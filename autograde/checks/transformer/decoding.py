@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograde.isolation import quiet
-from autograde.reference import decoding as ref
-from course_lib.checking import call_learner, passed
-from course_lib.decoding import inspect_beam, inspect_greedy
+from autograde.reference.transformer import decoding as ref
+from course_lib.checking import call_learner, passed, quiet
+from course_lib.transformer.decoding import inspect_beam, inspect_greedy
 
 START, END = 1, 2
 

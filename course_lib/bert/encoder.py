@@ -16,8 +16,8 @@ import warnings
 import numpy as np
 
 from course_lib.checking import CheckFailed, call_learner, expect_close, expect_shape, parts_replaced, passed, to_array
-from course_lib.transformer import call_layer as transformer_call_layer
-from course_lib.transformer import expect_variable, layer_variables, named_sublayer, require_built
+from course_lib.transformer.layers import call_layer as transformer_call_layer
+from course_lib.transformer.layers import expect_variable, layer_variables, named_sublayer, require_built
 
 # The checkpoint shipped with the course (all-MiniLM-L6-v2), as `load_bert().config` gives it.
 SHIPPED_CONFIG = {"vocabulary_size": 30522, "num_layers": 6, "num_heads": 12, "hidden_dim": 384,
@@ -283,7 +283,7 @@ def _mistakes(expected: dict, messages: dict) -> list[tuple[object, str]]:
 
 
 # ----------------------------------------------------------------------------------------------
-# Expected values (generated once with autograde.reference.bert_encoder; do not edit by hand)
+# Expected values (generated once with autograde.reference.bert.encoder; do not edit by hand)
 
 # >>> expected values
 _EXPECTED = {'embedding': {'output': [[[0.806931, 0.363357, -1.560809, 0.214021],

@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograde.isolation import quiet
-from autograde.reference import attention as ref
-from course_lib.attention import (
+from autograde.reference import scaled_dot_product_attention as ref
+from course_lib.checking import CheckFailed, call_learner, passed, quiet
+from course_lib.scaled_dot_product_attention import (
     SCALING_MISSING_MESSAGE,
     expect_attention_values,
     expect_mask,
     expect_scores,
     inspect_attention,
 )
-from course_lib.checking import CheckFailed, call_learner, passed
 
 # (n queries, m keys, d) chosen so that n, m and d differ, which separates the usual mix-ups.
 SCORE_SHAPES = [(1, 1, 1), (3, 5, 4), (6, 2, 16), (4, 7, 64)]

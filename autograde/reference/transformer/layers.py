@@ -1,7 +1,7 @@
 """Reference Transformer of assignment 04, twice.
 
 1. NumPy forward passes (float64, inference mode) that take the weights of a learner's Keras layer,
-   read by attribute name (`course_lib.transformer.read_weights`): a flat dict whose keys are paths
+   read by attribute name (`course_lib.transformer.layers.read_weights`): a flat dict whose keys are paths
    such as "enc_layers/0/mha/query/kernel". Keyword `mistake=` computes what a usual mistake gives,
    so the hidden checks can name it.
 2. Keras layers with the template's attribute names and a correct `call`, used to build a learner's
@@ -17,7 +17,7 @@ import functools
 
 import numpy as np
 
-from autograde.reference.attention import softmax
+from autograde.reference.scaled_dot_product_attention import softmax
 
 # ----------------------------------------------------------------------------------------------
 # NumPy forward passes
@@ -232,7 +232,7 @@ def keras_layers():
     import tensorflow as tf
 
     from course_lib.layers import positional_encoding
-    from course_lib.transformer import FullyConnected
+    from course_lib.transformer.layers import FullyConnected
 
     class EncoderLayer(keras.layers.Layer):
         def __init__(self, embedding_dim, num_heads, fully_connected_dim, dropout_rate=0.1, layernorm_eps=1e-6):

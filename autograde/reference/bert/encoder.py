@@ -1,7 +1,7 @@
 """Reference for assignment 05, "your encoder, BERT's weights", three ways.
 
 1. NumPy forward passes (float64, inference mode) of BERT's input embedding and of the encoder, taking
-   the weights of a learner's Keras layer read by attribute name (`course_lib.bert_encoder`): flat dicts
+   the weights of a learner's Keras layer read by attribute name (`course_lib.bert.encoder`): flat dicts
    keyed by paths such as "embedding/token_embedding/embeddings" or "enc_layers/0/mha/query/kernel".
    Keyword `mistake=` computes what a usual mistake gives, so the hidden checks can name it.
 2. Keras layers with the template's constructor arguments and attribute names and a correct `call`, used
@@ -21,8 +21,8 @@ import math
 
 import numpy as np
 
-from autograde.reference.attention import softmax
-from autograde.reference.transformer import layer_norm
+from autograde.reference.scaled_dot_product_attention import softmax
+from autograde.reference.transformer.layers import layer_norm
 
 # ----------------------------------------------------------------------------------------------
 # Activations
@@ -171,7 +171,7 @@ def sources(num_layers: int) -> list[tuple[str, str]]:
 
 def load_bert_weights(encoder, backbone) -> None:
     """Copy every weight of a keras-hub BertBackbone into a built BertEncoder of the same sizes."""
-    from course_lib.bert_encoder import resolve
+    from course_lib.bert.encoder import resolve
 
     if len(encoder.enc_layers) != len(backbone.transformer_layers):
         raise ValueError(f"the encoder has {len(encoder.enc_layers)} layers, the backbone "

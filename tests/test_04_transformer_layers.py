@@ -1,6 +1,6 @@
 """Assignment 04: the reference agrees with Keras and with hand-computed numbers; correct layers (written
-below the way a learner would) pass the visible checks (course_lib.transformer) and the hidden checks
-(autograde.checks.transformer); each usual mistake is diagnosed with the right message; a composite
+below the way a learner would) pass the visible checks (course_lib.transformer.layers) and the hidden checks
+(autograde.checks.transformer.layers); each usual mistake is diagnosed with the right message; a composite
 keeps its points when its part is wrong; an always-equal result fails; NotImplementedError passes."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
 
-from autograde.checks import transformer as hidden  # noqa: E402
-from autograde.reference import transformer as ref  # noqa: E402
-from course_lib import transformer as visible  # noqa: E402
+from autograde.checks.transformer import layers as hidden  # noqa: E402
+from autograde.reference.transformer import layers as ref  # noqa: E402
 from course_lib.checking import CheckFailed  # noqa: E402
 from course_lib.layers import positional_encoding  # noqa: E402
-from course_lib.transformer import FullyConnected  # noqa: E402
+from course_lib.transformer import layers as visible  # noqa: E402
+from course_lib.transformer.layers import FullyConnected  # noqa: E402
 
 from conftest import AlwaysEqual  # noqa: E402
 

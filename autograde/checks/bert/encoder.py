@@ -18,9 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograde.isolation import parts_replaced, quiet
-from autograde.reference import bert_encoder as ref
-from course_lib.bert_encoder import (
+from autograde.reference.bert import encoder as ref
+from course_lib.bert.encoder import (
     EMBEDDING_HINT,
     EMBEDDING_MISTAKES,
     ENCODER_ARGS,
@@ -46,7 +45,7 @@ from course_lib.bert_encoder import (
     seed_variables,
     sublayer_weights,
 )
-from course_lib.checking import CheckFailed, call_learner, expect_close, passed, to_array
+from course_lib.checking import CheckFailed, call_learner, expect_close, parts_replaced, passed, quiet, to_array
 
 TOL = dict(atol=1e-4, rtol=1e-4)
 OUTPUT_TOLERANCE = 1e-4  # max |difference| from the backbone's sequence_output

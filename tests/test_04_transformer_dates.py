@@ -1,4 +1,4 @@
-"""course_lib.dates: the generated date data set (assignment 04) and its character vocabulary."""
+"""course_lib.transformer.dates: the generated date data set (assignment 04) and its character vocabulary."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 import numpy as np
 import pytest
 
-from course_lib import dates
+from course_lib.transformer import dates
 
 
 @pytest.fixture(scope="module")

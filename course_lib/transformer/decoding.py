@@ -37,7 +37,7 @@ def toy_predict_next(encoder_ids, decoder_ids) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------------------------
-# Shared diagnostics (also used by the hidden checks in autograde.checks.decoding)
+# Shared diagnostics (also used by the hidden checks in autograde.checks.transformer.decoding)
 
 
 def inspect_greedy(result, expected, name: str, *, start_id: int, end_id: int, max_length: int,

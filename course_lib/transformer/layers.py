@@ -283,7 +283,7 @@ def _ids(rows):
     return tf.constant(np.asarray(rows, dtype=np.int32))
 
 
-# >>> expected values (generated once with autograde.reference.transformer; do not edit by hand)
+# >>> expected values (generated once with autograde.reference.transformer.layers; do not edit by hand)
 _EXPECTED = {'encoder_layer': {'mask': [[[1.0, 1.0, 0.0]], [[1.0, 1.0, 1.0]]],
                    'output': [[[-0.252129, -1.258596, -0.088885, 1.186843],
                                [-1.535891, -0.809275, 0.041828, 0.475751],
@@ -744,7 +744,7 @@ def check_transformer(Transformer) -> None:  # noqa: N803
     passed("Transformer: encoder, decoder with the right masks, final Dense layer giving logits (2, 3, 7)")
 
 
-# >>> expected composite values (generated once with autograde.reference.transformer; do not edit by hand)
+# >>> expected composite values (generated once with autograde.reference.transformer.layers; do not edit by hand)
 _EXPECTED_COMPOSITES = {'encoder': {'output': [[[1.041735, 4.600019, 2.202882, 1.267865],
                          [1.860724, 2.367147, 0.720581, 3.02064],
                          [4.045344, 1.69356, 1.467351, 2.21502],

@@ -1,0 +1,1 @@
+"""Hidden checks of assignment 05, BERT."""

@@ -1,0 +1,1 @@
+"""Hidden checks of assignment 04, the Transformer."""

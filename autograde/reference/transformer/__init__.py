@@ -1,0 +1,1 @@
+"""Reference implementations of assignment 04, the Transformer."""

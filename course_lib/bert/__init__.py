@@ -1,0 +1,1 @@
+"""Assignment 05, BERT: the visible checks and helpers of its inputs, masking, embedding, encoder and weights."""

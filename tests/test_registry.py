@@ -1,0 +1,127 @@
+"""The exercise registry (autograde/registry.py) agrees with the notebooks, the files and CONTRIBUTING.md,
+and the visible checks' expected values are what the references generate."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograde import expected, registry
+from autograde.course import list_assignments
+
+from conftest import REPO, solution_path
+
+ROWS = registry.EXERCISES
+ROW_IDS = [f"{row.stem}:{row.name}" for row in ROWS]
+
+
+def test_every_assignment_is_registered():
+    assert registry.stems() == list_assignments(), "every solutions/ notebook needs its rows in autograde/registry.py"
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ROW_IDS)
+def test_named_files_and_objects_exist(row):
+    for dotted in (row.visible, row.hidden, *row.reference):
+        assert (REPO / registry.module_file(dotted)).is_file(), f"{dotted}: no file {registry.module_file(dotted)}"
+        assert registry.resolve(dotted) is not None
+    assert (REPO / row.tests).is_file(), f"{row.name}: no unit tests at {row.tests}"
+    topic = registry.topic(row.stem)
+    for dotted, root in [(row.visible, "course_lib"), (row.hidden, "autograde.checks")]:
+        assert dotted.startswith(f"{root}.{topic}"), f"{dotted} should live in {root}.{topic}"
+    assert Path(row.tests).name.startswith(f"test_{row.stem}"), f"{row.tests} should be named after {row.stem}"
+
+
+def _graded_cells(stem: str):
+    notebook = nbformat.read(solution_path(stem), as_version=4)
+    solutions, tests = [], []
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution"):
+            solutions.append(meta["grade_id"])
+        if meta.get("grade"):
+            tests.append((meta["grade_id"], meta["points"], cell.source))
+    return notebook, solutions, tests
+
+
+@pytest.mark.parametrize("stem", list_assignments())
+def test_notebook_cells_match_the_registry(stem):
+    notebook, solutions, tests = _graded_cells(stem)
+    rows = registry.exercises(stem)
+    assert solutions == [row.name for row in rows], f"{stem}: solution cells {solutions} differ from the registry"
+    assert [(grade_id, points) for grade_id, points, _ in tests] == [(row.test_id, row.points) for row in rows], (
+        f"{stem}: test cells (grade id, points) differ from the registry")
+    imported = _imports(notebook)
+    for row, (_, _, source) in zip(rows, tests, strict=True):
+        visible_module, visible = row.visible.split(":")
+        hidden_module, hidden = row.hidden.split(":")
+        shown, _, hidden_part = source.partition("### BEGIN HIDDEN TESTS")
+        assert re.search(rf"\b{visible}\({row.name}\b", shown), f"{row.test_id} should call {visible}({row.name}...)"
+        assert f"from {hidden_module} import {hidden}" in hidden_part, f"{row.test_id} should import {row.hidden}"
+        assert f"{hidden}({row.name})" in hidden_part, f"{row.test_id} should call {hidden}({row.name})"
+        assert imported.get(visible) == visible_module, (
+            f"{stem}: {visible} should be imported from {visible_module}, found {imported.get(visible)}")
+
+
+def _imports(notebook) -> dict[str, str]:
+    """{name: module} for every `from module import name` in the notebook's code cells (hidden tests aside)."""
+    found = {}
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        code = cell.source.split("### BEGIN HIDDEN TESTS")[0]
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                found.update({alias.asname or alias.name: node.module for alias in node.names})
+    return found
+
+
+@pytest.mark.parametrize("stem", list_assignments())
+def test_wrong_versions_apply_exactly_once(stem):
+    wrongs = [wrong for row in registry.exercises(stem) for wrong in row.wrong]
+    assert wrongs, f"{stem} has no deliberately wrong version for the grading test: add one in autograde/registry.py"
+    code = "\n".join(c.source for c in nbformat.read(solution_path(stem), as_version=4).cells if c.cell_type == "code")
+    for wrong in wrongs:
+        found = code.count(wrong.old)
+        assert found == 1, f"'{wrong.what}': its text should occur once in {stem}'s code, found {found}"
+
+
+def test_contributing_table_is_the_registry():
+    text = (REPO / "CONTRIBUTING.md").read_text()
+    assert registry.markdown_table() in text, (
+        "CONTRIBUTING.md's exercise table differs from the registry: paste `python -m autograde.registry`")
+
+
+# ---------------------------------------------------------------------------------------------
+# Generated expected values
+
+
+def test_every_assignment_has_generated_expected_values():
+    assert expected.generator_stems() == list_assignments(), "add autograde/expected/<topic>.py for each assignment"
+
+
+@pytest.mark.parametrize("stem", expected.generator_stems())
+def test_expected_values_are_what_the_references_generate(stem):
+    problems = expected.check(stem)
+    assert not problems, f"{stem}: run `python -m autograde.expected {stem}`:\n" + "\n".join(problems[:20])
+
+
+# A line with three or more decimals of 4+ digits is a pasted array: such values belong in course_lib/expected/.
+PASTED_NUMBERS = re.compile(r"(-?\d+\.\d{4,}.*){3,}")
+
+
+def test_no_literal_arrays_in_the_code():
+    pasted = []
+    for folder in ("course_lib", "autograde"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if PASTED_NUMBERS.search(line):
+                    pasted.append(f"{path.relative_to(REPO)}:{number}")
+    assert not pasted, f"literal arrays in the code (generate them instead): {pasted[:10]}"
