@@ -13,6 +13,7 @@ keras = pytest.importorskip("keras")
 
 from autograde.checks.transformer import layers as hidden  # noqa: E402
 from autograde.reference.transformer import layers as ref  # noqa: E402
+from course_lib import keras_weights  # noqa: E402
 from course_lib.checking import CheckFailed  # noqa: E402
 from course_lib.layers import positional_encoding  # noqa: E402
 from course_lib.transformer import layers as visible  # noqa: E402
@@ -154,9 +155,9 @@ def test_layer_norm_and_attention_by_hand():
     np.testing.assert_allclose(normed, [[-1.0, 1.0]])
     # One head, identity projections, zero biases: plain scaled dot-product attention.
     d = 2
-    w = {f"{name}/kernel": np.eye(d).reshape(d, 1, d) for name in ("query", "key", "value")}
-    w.update({f"{name}/bias": np.zeros((1, d)) for name in ("query", "key", "value")})
-    w["output/kernel"], w["output/bias"] = np.eye(d).reshape(1, d, d), np.zeros(d)
+    w = {f"{name}_dense.kernel": np.eye(d).reshape(d, 1, d) for name in ("query", "key", "value")}
+    w.update({f"{name}_dense.bias": np.zeros((1, d)) for name in ("query", "key", "value")})
+    w["output_dense.kernel"], w["output_dense.bias"] = np.eye(d).reshape(1, d, d), np.zeros(d)
     x = np.array([[[1.0, 0.0], [0.0, 1.0]]])
     output, weights = ref.multi_head_attention(w, "", x, x, x, np.array([[[1.0, 0.0]]]))
     np.testing.assert_array_equal(weights[0, 0], [[1.0, 0.0], [1.0, 0.0]])
@@ -168,7 +169,7 @@ def test_layer_norm_and_attention_by_hand():
 
 def _seeded(layer, kind, config, *args, **kwargs):
     layer(*args, **kwargs)
-    weights = visible.seed_weights(layer, kind, config, seed=3)
+    weights = keras_weights.seed_weights(layer, kind, config, seed=3)
     return weights, layer(*args, **kwargs)
 
 

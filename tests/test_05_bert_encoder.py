@@ -14,6 +14,7 @@ keras = pytest.importorskip("keras")
 
 from autograde.checks.bert import encoder as hidden  # noqa: E402
 from autograde.reference.bert import encoder as ref  # noqa: E402
+from course_lib import keras_weights  # noqa: E402
 from course_lib.bert import encoder as visible  # noqa: E402
 from course_lib.checking import CheckFailed  # noqa: E402
 from course_lib.layers import EncoderLayer  # noqa: E402
@@ -121,10 +122,10 @@ def test_gelu_by_hand_and_against_keras():
 
 
 def test_embedding_by_hand():
-    w = {"token_embedding/embeddings": np.array([[0.0, 0.0], [1.0, 3.0]]),
-         "position_embedding/embeddings": np.array([[0.0, 1.0], [2.0, 0.0], [5.0, 5.0]]),
-         "segment_embedding/embeddings": np.array([[0.0, 0.0], [0.0, 10.0]]),
-         "layer_norm/gamma": np.array([2.0, 2.0]), "layer_norm/beta": np.array([0.0, 1.0])}
+    w = {"token_embedding.embeddings": np.array([[0.0, 0.0], [1.0, 3.0]]),
+         "position_embedding.embeddings": np.array([[0.0, 1.0], [2.0, 0.0], [5.0, 5.0]]),
+         "segment_embedding.embeddings": np.array([[0.0, 0.0], [0.0, 10.0]]),
+         "layer_norm.gamma": np.array([2.0, 2.0]), "layer_norm.beta": np.array([0.0, 1.0])}
     # sums (1, 4), (2, 0), (1, 13): a layer norm of two features gives -1, +1 ordered as the sum.
     out = ref.bert_embedding(w, [[1, 0, 1]], [[0, 0, 1]], eps=0.0)
     np.testing.assert_allclose(out, [[[-2.0, 3.0], [2.0, -1.0], [-2.0, 3.0]]])
@@ -142,7 +143,7 @@ def test_reference_encoder_and_loader_reproduce_the_backbone(bert):
     expected = bert.backbone({"token_ids": ids, "segment_ids": segments, "padding_mask": mask})["sequence_output"]
     output = encoder(ids, segments, mask, training=False)
     assert np.abs(output - expected).max() <= 1e-5
-    weights = visible.read(visible.encoder_variables(encoder, config))
+    weights = keras_weights.read(keras_weights.bert_variables(encoder, config))
     numpy_output = ref.bert_encoder(weights, ids, segments, mask, config["num_layers"])
     assert np.abs(numpy_output - expected).max() <= 1e-4
     # The exact GELU is close, but not within the course's 1e-4: the reason for the tanh form.
@@ -155,7 +156,7 @@ def test_reference_matches_keras_on_small_layers():
     encoder = ref.keras_layers()["BertEncoder"](**{k: config[k] for k in config}, dropout=0.5)
     ids, segments, mask = visible.padded_batch(np.random.default_rng(0), config, 3, 6)
     encoder(ids, segments, mask, training=False)
-    weights = visible.seed_variables(visible.encoder_variables(encoder, config), seed=1)
+    weights = keras_weights.seed_variables(keras_weights.bert_variables(encoder, config), seed=1)
     np.testing.assert_allclose(encoder(ids, segments, mask, training=False),
                                ref.bert_encoder(weights, ids, segments, mask, config["num_layers"]), atol=1e-5)
 
@@ -168,13 +169,14 @@ def test_visible_literals_are_the_references(bert):
                                                 max_sequence_length=6, num_segments=2)
     ids, segments = visible.EMBEDDING_INPUTS["token_ids"], visible.EMBEDDING_INPUTS["segment_ids"]
     layer(np.array(ids), np.array(segments))
-    w = visible.seed_variables(visible.embedding_variables(layer, visible.EMBEDDING_CONFIG), 51)
+    variables = keras_weights.bert_variables(layer, visible.EMBEDDING_CONFIG, part="embedding")
+    w = keras_weights.seed_variables(variables, 51)
     np.testing.assert_allclose(expected["embedding"]["output"], ref.bert_embedding(w, ids, segments), atol=1e-6)
     skeleton = visible.encoder_skeleton(visible.SHIPPED_CONFIG)
     ref.load_bert_weights(skeleton, bert.backbone)
-    for key, variable in visible.encoder_variables(skeleton, visible.SHIPPED_CONFIG).items():
-        label = visible.attribute_path(key)
-        assert visible.same_fingerprint(visible.fingerprint(variable), expected["shipped_checkpoint"][label]), label
+    for label, variable in keras_weights.bert_variables(skeleton, visible.SHIPPED_CONFIG).items():
+        assert keras_weights.same_fingerprint(keras_weights.fingerprint(variable),
+                                              expected["shipped_checkpoint"][label]), label
 
 
 # ------------------------------------------------------------------------------------------------
@@ -454,7 +456,7 @@ def _loader(replace: dict | None = None, *, skip=(), order=None):
             pairs += [(f"enc_layers[{i}].{mine}", f"transformer_layers[{j}].{replace.get(mine, theirs)}")
                       for mine, theirs in ref.LAYER_SOURCES]
         for mine, theirs in pairs:
-            visible.resolve(encoder, mine).set_weights(visible.resolve(backbone, theirs).get_weights())
+            keras_weights.resolve(encoder, mine).set_weights(keras_weights.resolve(backbone, theirs).get_weights())
 
     return load
 

@@ -16,8 +16,15 @@ import warnings
 import numpy as np
 
 from course_lib.checking import CheckFailed, call_learner, expect_close, expect_shape, parts_replaced, passed, to_array
+from course_lib.keras_weights import (
+    backbone_variables,
+    bert_variables,
+    fingerprint,
+    same_fingerprint,
+    seed_variables,
+    seeded_value,
+)
 from course_lib.transformer.layers import call_layer as transformer_call_layer
-from course_lib.transformer.layers import expect_variable, layer_variables, named_sublayer, require_built
 
 # The checkpoint shipped with the course (all-MiniLM-L6-v2), as `load_bert().config` gives it.
 SHIPPED_CONFIG = {"vocabulary_size": 30522, "num_layers": 6, "num_heads": 12, "hidden_dim": 384,
@@ -26,71 +33,7 @@ ENCODER_ARGS = ("vocabulary_size", "num_layers", "num_heads", "hidden_dim", "int
                 "max_sequence_length", "num_segments")
 
 # ----------------------------------------------------------------------------------------------
-# Attribute paths and weights
-
-
-def resolve(owner, path: str):
-    """The object at an attribute path such as "enc_layers[2].ffn.layers[0]"."""
-    for part in path.split("."):
-        match = re.fullmatch(r"(\w+)((?:\[\d+\])*)", part)
-        if match is None:
-            raise ValueError(f"not an attribute path: {path!r}")
-        owner = getattr(owner, match[1])
-        for index in re.findall(r"\[(\d+)\]", match[2]):
-            owner = owner[int(index)]
-    return owner
-
-
-def attribute_path(key: str) -> str:
-    """The attribute path of a weight key: "enc_layers/2/ffn/dense1/kernel" -> "enc_layers[2].ffn.layers[0].kernel"."""
-    key = re.sub(r"/(\d+)/", r"[\1]/", key)
-    key = key.replace("ffn/dense1/", "ffn/layers[0]/").replace("ffn/dense2/", "ffn/layers[1]/")
-    key = re.sub(r"mha/(query|key|value|output)/", r"mha/\1_dense/", key)
-    return key.replace("/", ".")
-
-
-def config_of(encoder_config: dict) -> dict:
-    """Assignment 04's names for one encoder layer's sizes."""
-    return {"embedding_dim": encoder_config["hidden_dim"], "num_heads": encoder_config["num_heads"],
-            "fully_connected_dim": encoder_config["intermediate_dim"]}
-
-
-def embedding_variables(embedding, config: dict, prefix: str = "") -> dict:
-    """The variables of a built BertEmbedding, keyed "token_embedding/embeddings", ..., "layer_norm/beta"."""
-    variables: dict = {}
-    name = prefix.rstrip("/").replace("/", ".") or type(embedding).__name__
-    d = config["hidden_dim"]
-    for attr, rows in [("token_embedding", config["vocabulary_size"]),
-                       ("position_embedding", config["max_sequence_length"]),
-                       ("segment_embedding", config["num_segments"])]:
-        table = require_built(named_sublayer(embedding, attr, name), f"{name}.{attr}")
-        expect_variable(variables, f"{prefix}{attr}/embeddings", table.embeddings, (rows, d),
-                         f"{name}.{attr}.embeddings")
-    norm = require_built(named_sublayer(embedding, "layer_norm", name), f"{name}.layer_norm")
-    expect_variable(variables, f"{prefix}layer_norm/gamma", norm.gamma, (d,), f"{name}.layer_norm.gamma")
-    expect_variable(variables, f"{prefix}layer_norm/beta", norm.beta, (d,), f"{name}.layer_norm.beta")
-    return variables
-
-
-def layers_variables(layers, config: dict, prefix: str = "enc_layers/") -> dict:
-    """The variables of a list of built encoder layers, keyed "enc_layers/0/mha/query/kernel", ..."""
-    variables: dict = {}
-    for i, layer in enumerate(layers):
-        for key, variable in layer_variables(layer, "encoder_layer", config_of(config)).items():
-            variables[f"{prefix}{i}/{key}"] = variable
-    return variables
-
-
-def encoder_variables(encoder, config: dict) -> dict:
-    """Every variable of a built BertEncoder: "embedding/..." then "enc_layers/i/..."."""
-    variables = embedding_variables(named_sublayer(encoder, "embedding", type(encoder).__name__), config,
-                                    prefix="embedding/")
-    layers = list(named_sublayer(encoder, "enc_layers", type(encoder).__name__))
-    if len(layers) != config["num_layers"]:
-        raise CheckFailed(f"{type(encoder).__name__}.enc_layers has {len(layers)} layers, expected "
-                          f"{config['num_layers']}")
-    variables.update(layers_variables(layers, config))
-    return variables
+# Weights (by attribute path: course_lib.keras_weights)
 
 
 def build_unused(layer, config: dict) -> None:
@@ -130,71 +73,6 @@ def build_encoder_layer(block, d: int) -> None:
     block.built = True
 
 
-def _seeded_value(path: str, shape: tuple, rng) -> np.ndarray:
-    if path.endswith("gamma"):
-        return 1.0 + 0.3 * rng.standard_normal(shape)
-    if path.endswith("embeddings"):
-        return rng.standard_normal(shape) / np.sqrt(shape[-1])
-    if path.endswith("kernel"):
-        fan_in = int(np.prod(shape[:-1])) if len(shape) == 3 and "output" in path else shape[0]
-        return rng.standard_normal(shape) * (1.5 / np.sqrt(fan_in))
-    return 0.2 * rng.standard_normal(shape)  # biases and betas
-
-
-def seed_variables(variables: dict, seed: int) -> dict[str, np.ndarray]:
-    """Set every variable from a seeded generator (in the dict's order); return the values as float64."""
-    rng = np.random.default_rng(seed)
-    for path, variable in variables.items():
-        variable.assign(_seeded_value(path, tuple(variable.shape), rng).astype(np.float32))
-    return read(variables)
-
-
-def read(variables: dict) -> dict[str, np.ndarray]:
-    return {path: np.asarray(v.numpy(), dtype=np.float64) for path, v in variables.items()}
-
-
-def sublayer_weights(layer) -> list[tuple[str, object]]:
-    """(attribute, variable) of an embedding, layer norm, dense or multi-head attention layer."""
-    import keras
-
-    if isinstance(layer, keras.layers.MultiHeadAttention):
-        return [(f"{part}_dense.{kind}", getattr(getattr(layer, f"{part}_dense"), kind))
-                for part in ("query", "key", "value", "output") for kind in ("kernel", "bias")]
-    if isinstance(layer, keras.layers.LayerNormalization):
-        return [("gamma", layer.gamma), ("beta", layer.beta)]
-    if isinstance(layer, keras.layers.Dense):
-        return [("kernel", layer.kernel), ("bias", layer.bias)]
-    if isinstance(layer, keras.layers.Embedding):
-        return [("embeddings", layer.embeddings)]
-    if hasattr(layer, "position_embeddings"):  # keras-hub's PositionEmbedding
-        return [("position_embeddings", layer.position_embeddings)]
-    raise TypeError(f"no known weights in {type(layer).__name__}")
-
-
-BACKBONE_EMBEDDING_LAYERS = ("token_embedding", "position_embedding", "segment_embedding", "embeddings_layer_norm")
-BACKBONE_BLOCK_LAYERS = ("_self_attention_layer", "_self_attention_layer_norm", "_feedforward_intermediate_dense",
-                         "_feedforward_output_dense", "_feedforward_layer_norm")
-
-
-def backbone_variables(backbone) -> dict:
-    """The encoder weights of a keras-hub BertBackbone by attribute path ("transformer_layers[0]._self_...")."""
-    paths = list(BACKBONE_EMBEDDING_LAYERS)
-    for i in range(len(backbone.transformer_layers)):
-        paths += [f"transformer_layers[{i}].{name}" for name in BACKBONE_BLOCK_LAYERS]
-    return {f"{path}.{attr}": variable
-            for path in paths for attr, variable in sublayer_weights(resolve(backbone, path))}
-
-
-def fingerprint(value) -> tuple[float, float]:
-    """Sum and sum of squares (float64): equal for a faithful copy, different for any other weight."""
-    array = np.asarray(value.numpy() if hasattr(value, "numpy") else value, dtype=np.float64)
-    return float(array.sum()), float(np.square(array).sum())
-
-
-def same_fingerprint(a, b) -> bool:
-    return bool(np.allclose(a, b, rtol=1e-9, atol=1e-9))
-
-
 def make_backbone(config: dict, seed: int):
     """A keras-hub BertBackbone of the given sizes with every weight set from a seeded generator."""
     import keras_hub
@@ -202,7 +80,7 @@ def make_backbone(config: dict, seed: int):
     backbone = keras_hub.models.BertBackbone(**{k: config[k] for k in ENCODER_ARGS if k in config})
     rng = np.random.default_rng(seed)
     for variable in backbone.weights:
-        variable.assign(_seeded_value(variable.path, tuple(variable.shape), rng).astype(np.float32))
+        variable.assign(seeded_value(variable.path, tuple(variable.shape), rng).astype(np.float32))
     return backbone
 
 
@@ -550,7 +428,7 @@ def _embedding_outputs(BertEmbedding, seed: int):  # noqa: N803
                   dropout=0.5, layernorm_eps=1e-12)
     ids, segments = _tf(EMBEDDING_INPUTS["token_ids"], "int32"), _tf(EMBEDDING_INPUTS["segment_ids"], "int32")
     prebuild(layer, config)
-    weights = seed_variables(embedding_variables(layer, config), seed)
+    weights = seed_variables(bert_variables(layer, config, part="embedding"), seed)
     outputs = [call_layer(layer, ids, segments, training=training, hint=EMBEDDING_HINT)
                for training in (False, False, True)]
     return layer, weights, outputs
@@ -622,7 +500,7 @@ def _encoder_with_double(BertEncoder, seed: int):  # noqa: N803
                         max_sequence_length=config["max_sequence_length"], num_segments=config["num_segments"])
     inputs = [_tf(ENCODER_INPUTS[k], "int32") for k in ("token_ids", "segment_ids", "padding_mask")]
     prebuild(encoder, config)
-    weights = seed_variables(layers_variables(named_sublayer(encoder, "enc_layers", "BertEncoder"), config), seed)
+    weights = seed_variables(bert_variables(encoder, config, part="layers"), seed)
     outputs = [call_layer(encoder, *inputs, training=training, hint=ENCODER_HINT) for training in (False, False, True)]
     return weights, outputs
 
@@ -701,7 +579,7 @@ def encoder_skeleton(config: dict):
                 build_encoder_layer(layer, config["hidden_dim"])
 
     encoder = EncoderSkeleton()
-    for variable in encoder_variables(encoder, config).values():
+    for variable in bert_variables(encoder, config).values():
         variable.assign(np.zeros(variable.shape, np.float32))
     return encoder
 
@@ -753,9 +631,8 @@ def _check_loaded(load_bert_weights, backbone, config: dict, expected_prints: di
     before = {label: fingerprint(v) for label, v in backbone_variables(backbone).items()}
     call_loader(load_bert_weights, encoder, backbone, config)
     expect_backbone_unchanged(before, backbone)
-    variables = encoder_variables(encoder, config)
-    for key, variable in variables.items():
-        label = attribute_path(key)
+    variables = bert_variables(encoder, config)
+    for label, variable in variables.items():
         value = to_array(variable, f"encoder.{label}")
         if not np.any(value) or (expected_prints is not None
                                  and not same_fingerprint(fingerprint(value), expected_prints[label])):

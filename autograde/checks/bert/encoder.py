@@ -25,27 +25,27 @@ from course_lib.bert.encoder import (
     ENCODER_ARGS,
     ENCODER_HINT,
     ENCODER_MISTAKES,
-    attribute_path,
-    backbone_variables,
     build_unused,
     call_layer,
     call_loader,
     describe_wrong_weight,
-    embedding_variables,
-    encoder_variables,
     expect_backbone_unchanged,
     expect_deterministic,
     expect_dropout_in_training,
-    fingerprint,
     make_backbone,
     padded_batch,
     prebuild,
+)
+from course_lib.checking import CheckFailed, call_learner, expect_close, parts_replaced, passed, quiet, to_array
+from course_lib.keras_weights import (
+    backbone_variables,
+    bert_variables,
+    fingerprint,
     resolve,
     same_fingerprint,
     seed_variables,
     sublayer_weights,
 )
-from course_lib.checking import CheckFailed, call_learner, expect_close, parts_replaced, passed, quiet, to_array
 
 TOL = dict(atol=1e-4, rtol=1e-4)
 OUTPUT_TOLERANCE = 1e-4  # max |difference| from the backbone's sequence_output
@@ -116,7 +116,7 @@ def _grade_embedding_case(BertEmbedding, index: int, case: Case) -> None:  # noq
         layer = call_learner(BertEmbedding, case.vocab, case.hidden, max_sequence_length=case.max_len,
                              num_segments=case.segments, dropout=0.5, layernorm_eps=case.eps)
         prebuild(layer, config)
-        weights = seed_variables(embedding_variables(layer, config), seed=910 + index)
+        weights = seed_variables(bert_variables(layer, config, part="embedding"), seed=910 + index)
         return weights, [call_layer(layer, ids, segments, training=t, hint=EMBEDDING_HINT)
                          for t in (False, False, True)]
 
@@ -147,7 +147,7 @@ def _run_encoder(BertEncoder, case: Case, index: int):  # noqa: N803
     encoder = call_learner(BertEncoder, case.vocab, case.layers, case.heads, case.hidden, case.inter, dropout=0.5,
                            max_sequence_length=case.max_len, num_segments=case.segments)
     prebuild(encoder, config)
-    weights = seed_variables(encoder_variables(encoder, config), seed=930 + index)
+    weights = seed_variables(bert_variables(encoder, config), seed=930 + index)
     outputs = [call_layer(encoder, ids, segments, mask, training=t, hint=ENCODER_HINT) for t in (False, False, True)]
     return (ids, segments, mask), weights, outputs
 
@@ -222,7 +222,7 @@ def _reference_encoder(config: dict):
     encoder = ref.keras_layers()["BertEncoder"](**{k: config[k] for k in ENCODER_ARGS if k in config})
     build_unused(encoder, config)
     encoder.embedding.built = encoder.built = True
-    variables = encoder_variables(encoder, config)
+    variables = bert_variables(encoder, config)
     for variable in variables.values():
         variable.assign(np.zeros(variable.shape, np.float32))
     return encoder, variables
@@ -235,8 +235,7 @@ def _grade_loaded(load_bert_weights, backbone, config: dict, inputs, what: str) 
     _quietly(lambda: call_loader(load_bert_weights, encoder, backbone, config))
     expect_backbone_unchanged(before, backbone)
     mine_to_theirs = _sources_by_label(encoder, backbone, config["num_layers"])
-    for key, variable in variables.items():
-        label = attribute_path(key)
+    for label, variable in variables.items():
         source = mine_to_theirs[label]
         if not same_fingerprint(fingerprint(variable), before[source]):
             raise CheckFailed(describe_wrong_weight(label, variable, before, expected_source=source)

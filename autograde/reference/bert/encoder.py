@@ -2,7 +2,7 @@
 
 1. NumPy forward passes (float64, inference mode) of BERT's input embedding and of the encoder, taking
    the weights of a learner's Keras layer read by attribute name (`course_lib.bert.encoder`): flat dicts
-   keyed by paths such as "embedding/token_embedding/embeddings" or "enc_layers/0/mha/query/kernel".
+   keyed by attribute paths such as "embedding.token_embedding.embeddings" or "enc_layers[0].mha.query_dense.kernel".
    Keyword `mistake=` computes what a usual mistake gives, so the hidden checks can name it.
 2. Keras layers with the template's constructor arguments and attribute names and a correct `call`, used
    to grade a composite with reference parts (BertEncoder with the reference BertEmbedding, the weight
@@ -61,17 +61,17 @@ def bert_embedding(w: dict, token_ids, segment_ids, *, eps: float = 1e-12, prefi
     Positions are 0..seq-1 and index a learned table (no sinusoids, no sqrt(d) scaling).
     """
     token_ids, segment_ids = np.asarray(token_ids), np.asarray(segment_ids)
-    tokens = w[f"{prefix}token_embedding/embeddings"][token_ids]
+    tokens = w[f"{prefix}token_embedding.embeddings"][token_ids]
     hidden = tokens.shape[-1]
-    positions = w[f"{prefix}position_embedding/embeddings"][np.arange(token_ids.shape[1])][np.newaxis]
-    segments = w[f"{prefix}segment_embedding/embeddings"][segment_ids]
-    gamma, beta = w[f"{prefix}layer_norm/gamma"], w[f"{prefix}layer_norm/beta"]
+    positions = w[f"{prefix}position_embedding.embeddings"][np.arange(token_ids.shape[1])][np.newaxis]
+    segments = w[f"{prefix}segment_embedding.embeddings"][segment_ids]
+    gamma, beta = w[f"{prefix}layer_norm.gamma"], w[f"{prefix}layer_norm.beta"]
     if mistake == "scaled":
         tokens = tokens * np.sqrt(hidden)
     elif mistake == "no_positions":
         positions = 0.0
     elif mistake == "positions_from_token_ids":
-        positions = w[f"{prefix}position_embedding/embeddings"][token_ids]  # IndexError if an id >= max length
+        positions = w[f"{prefix}position_embedding.embeddings"][token_ids]  # IndexError if an id >= max length
     elif mistake == "no_segments":
         segments = 0.0
     if mistake == "no_layer_norm":
@@ -97,7 +97,8 @@ def multi_head_attention(w: dict, prefix: str, x, mask=None) -> np.ndarray:
     x = _f(x)
 
     def project(name):
-        return np.einsum("btd,dhk->bhtk", x, w[f"{prefix}{name}/kernel"]) + w[f"{prefix}{name}/bias"][:, None, :]
+        kernel, bias = w[f"{prefix}{name}_dense.kernel"], w[f"{prefix}{name}_dense.bias"]
+        return np.einsum("btd,dhk->bhtk", x, kernel) + bias[:, None, :]
 
     q, k, v = project("query"), project("key"), project("value")
     scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
@@ -105,17 +106,17 @@ def multi_head_attention(w: dict, prefix: str, x, mask=None) -> np.ndarray:
         allowed = np.broadcast_to(np.expand_dims(_f(mask), -3) > 0, scores.shape)  # ValueError if it does not fit
         scores = np.where(allowed, scores, -np.inf)  # softmax gives 0 to -inf, and all zeros to a blocked row
     context = softmax(scores, axis=-1) @ v
-    return np.einsum("bhtk,hkd->btd", context, w[f"{prefix}output/kernel"]) + w[f"{prefix}output/bias"]
+    return np.einsum("bhtk,hkd->btd", context, w[f"{prefix}output_dense.kernel"]) + w[f"{prefix}output_dense.bias"]
 
 
 def encoder_layer(w: dict, x, mask=None, *, eps: float = 1e-12, prefix: str = "", activation=gelu_tanh):
     """Assignment 04's post-norm encoder layer with a GELU feed-forward block."""
     x = _f(x)
-    h = layer_norm(x + multi_head_attention(w, f"{prefix}mha/", x, mask),
-                   w[f"{prefix}layernorm1/gamma"], w[f"{prefix}layernorm1/beta"], eps)
-    hidden = activation(h @ w[f"{prefix}ffn/dense1/kernel"] + w[f"{prefix}ffn/dense1/bias"])
-    f = hidden @ w[f"{prefix}ffn/dense2/kernel"] + w[f"{prefix}ffn/dense2/bias"]
-    return layer_norm(h + f, w[f"{prefix}layernorm2/gamma"], w[f"{prefix}layernorm2/beta"], eps)
+    h = layer_norm(x + multi_head_attention(w, f"{prefix}mha.", x, mask),
+                   w[f"{prefix}layernorm1.gamma"], w[f"{prefix}layernorm1.beta"], eps)
+    hidden = activation(h @ w[f"{prefix}ffn.layers[0].kernel"] + w[f"{prefix}ffn.layers[0].bias"])
+    f = hidden @ w[f"{prefix}ffn.layers[1].kernel"] + w[f"{prefix}ffn.layers[1].bias"]
+    return layer_norm(h + f, w[f"{prefix}layernorm2.gamma"], w[f"{prefix}layernorm2.beta"], eps)
 
 
 ENCODER_MISTAKES = ("no_mask", "mask_not_expanded", "mask_wrong_axis", "only_first_layer", "only_last_layer",
@@ -128,7 +129,7 @@ def bert_encoder(w: dict, token_ids, segment_ids, padding_mask, num_layers: int,
 
     `embedded` replaces the embedding's output (the visible check's test double has no weights).
     """
-    x = bert_embedding(w, token_ids, segment_ids, eps=eps, prefix="embedding/") if embedded is None else _f(embedded)
+    x = bert_embedding(w, token_ids, segment_ids, eps=eps, prefix="embedding.") if embedded is None else _f(embedded)
     mask = None if mistake == "no_mask" else attention_mask(padding_mask, mistake)
     order = list(range(num_layers))
     if mistake == "only_first_layer":
@@ -138,7 +139,7 @@ def bert_encoder(w: dict, token_ids, segment_ids, padding_mask, num_layers: int,
     elif mistake == "layers_reversed":
         order = order[::-1]
     for i in order:
-        x = encoder_layer(w, x, mask, eps=eps, prefix=f"enc_layers/{i}/", activation=activation)
+        x = encoder_layer(w, x, mask, eps=eps, prefix=f"enc_layers[{i}].", activation=activation)
     return x
 
 
@@ -171,7 +172,7 @@ def sources(num_layers: int) -> list[tuple[str, str]]:
 
 def load_bert_weights(encoder, backbone) -> None:
     """Copy every weight of a keras-hub BertBackbone into a built BertEncoder of the same sizes."""
-    from course_lib.bert.encoder import resolve
+    from course_lib.keras_weights import resolve
 
     if len(encoder.enc_layers) != len(backbone.transformer_layers):
         raise ValueError(f"the encoder has {len(encoder.enc_layers)} layers, the backbone "

@@ -1,8 +1,8 @@
 """Reference Transformer of assignment 04, twice.
 
 1. NumPy forward passes (float64, inference mode) that take the weights of a learner's Keras layer,
-   read by attribute name (`course_lib.transformer.layers.read_weights`): a flat dict whose keys are paths
-   such as "enc_layers/0/mha/query/kernel". Keyword `mistake=` computes what a usual mistake gives,
+   read by attribute name (`course_lib.keras_weights`): a flat dict whose keys are attribute paths
+   such as "enc_layers[0].mha.query_dense.kernel". Keyword `mistake=` computes what a usual mistake gives,
    so the hidden checks can name it.
 2. Keras layers with the template's attribute names and a correct `call`, used to build a learner's
    composite from reference parts (Encoder with the reference EncoderLayer, and so on).
@@ -46,7 +46,8 @@ def multi_head_attention(w: dict, prefix: str, query, value, key=None, mask=None
     key = value if key is None else _f(key)
 
     def project(x, name):
-        return np.einsum("btd,dhk->bhtk", x, w[f"{prefix}{name}/kernel"]) + w[f"{prefix}{name}/bias"][:, None, :]
+        kernel, bias = w[f"{prefix}{name}_dense.kernel"], w[f"{prefix}{name}_dense.bias"]
+        return np.einsum("btd,dhk->bhtk", x, kernel) + bias[:, None, :]
 
     q, k, v = project(query, "query"), project(key, "key"), project(value, "value")
     scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
@@ -55,18 +56,18 @@ def multi_head_attention(w: dict, prefix: str, query, value, key=None, mask=None
         scores = np.where(allowed, scores, -np.inf)
     weights = softmax(scores, axis=-1)
     context = weights @ v  # (batch, heads, T, key_dim)
-    output = np.einsum("bhtk,hkd->btd", context, w[f"{prefix}output/kernel"]) + w[f"{prefix}output/bias"]
+    output = np.einsum("bhtk,hkd->btd", context, w[f"{prefix}output_dense.kernel"]) + w[f"{prefix}output_dense.bias"]
     return output, weights
 
 
 def feed_forward(w: dict, prefix: str, x) -> np.ndarray:
     """Dense(fully_connected_dim, relu) then Dense(embedding_dim), position by position."""
-    hidden = np.maximum(_f(x) @ w[f"{prefix}dense1/kernel"] + w[f"{prefix}dense1/bias"], 0.0)
-    return hidden @ w[f"{prefix}dense2/kernel"] + w[f"{prefix}dense2/bias"]
+    hidden = np.maximum(_f(x) @ w[f"{prefix}layers[0].kernel"] + w[f"{prefix}layers[0].bias"], 0.0)
+    return hidden @ w[f"{prefix}layers[1].kernel"] + w[f"{prefix}layers[1].bias"]
 
 
 def _norm(w, prefix, name, x, eps):
-    return layer_norm(x, w[f"{prefix}{name}/gamma"], w[f"{prefix}{name}/beta"], eps)
+    return layer_norm(x, w[f"{prefix}{name}.gamma"], w[f"{prefix}{name}.beta"], eps)
 
 
 ENCODER_LAYER_MISTAKES = ("pre_norm", "no_residual_attention", "no_residual_ffn", "norms_swapped",
@@ -81,16 +82,16 @@ def encoder_layer(w: dict, x, mask=None, *, eps: float = 1e-6, prefix: str = "",
         mask = None
     if mistake == "pre_norm":
         normed = _norm(w, prefix, "layernorm1", x, eps)
-        h = x + multi_head_attention(w, f"{prefix}mha/", normed, normed, normed, mask)[0]
-        return h + feed_forward(w, f"{prefix}ffn/", _norm(w, prefix, "layernorm2", h, eps))
-    attention = multi_head_attention(w, f"{prefix}mha/", x, x, x, mask)[0]
+        h = x + multi_head_attention(w, f"{prefix}mha.", normed, normed, normed, mask)[0]
+        return h + feed_forward(w, f"{prefix}ffn.", _norm(w, prefix, "layernorm2", h, eps))
+    attention = multi_head_attention(w, f"{prefix}mha.", x, x, x, mask)[0]
     if mistake == "no_residual_attention":
         h = _norm(w, prefix, first, attention, eps)
     elif mistake == "residual_outside_norm":
         h = x + _norm(w, prefix, first, attention, eps)
     else:
         h = _norm(w, prefix, first, x + attention, eps)
-    ffn = feed_forward(w, f"{prefix}ffn/", h)
+    ffn = feed_forward(w, f"{prefix}ffn.", h)
     if mistake == "no_residual_ffn":
         return _norm(w, prefix, second, ffn, eps)
     if mistake == "residual_outside_norm":
@@ -100,7 +101,7 @@ def encoder_layer(w: dict, x, mask=None, *, eps: float = 1e-6, prefix: str = "",
 
 def embed(w: dict, prefix: str, token_ids, pos_encoding, mistake: str | None = None) -> np.ndarray:
     """Embedding times sqrt(d), plus the positional encoding of the first seq_len positions."""
-    table = w[f"{prefix}embedding/embeddings"]
+    table = w[f"{prefix}embedding.embeddings"]
     d = table.shape[1]
     x = table[np.asarray(token_ids)]
     pe = _f(pos_encoding)[:, : x.shape[1], :]
@@ -128,7 +129,7 @@ def encoder(w: dict, token_ids, pos_encoding, num_layers: int, mask=None, *, eps
     if mistake == "no_mask":
         mask = None
     for i in range(num_layers):
-        x = encoder_layer(w, x, mask, eps=eps, prefix=f"enc_layers/{i}/")
+        x = encoder_layer(w, x, mask, eps=eps, prefix=f"enc_layers[{i}].")
         if mistake == "only_first_layer":
             break
     return x
@@ -157,18 +158,18 @@ def decoder_layer(w: dict, x, enc_output, look_ahead_mask=None, padding_mask=Non
 
     if mistake == "pre_norm":
         n1 = norm("layernorm1", x)
-        a1, w1 = multi_head_attention(w, f"{prefix}mha1/", n1, n1, n1, look_ahead_mask)
+        a1, w1 = multi_head_attention(w, f"{prefix}mha1.", n1, n1, n1, look_ahead_mask)
         h1 = x + a1
-        a2, w2 = multi_head_attention(w, f"{prefix}mha2/", norm("layernorm2", h1), enc_output, enc_output,
+        a2, w2 = multi_head_attention(w, f"{prefix}mha2.", norm("layernorm2", h1), enc_output, enc_output,
                                       padding_mask)
         h2 = h1 + a2
-        return h2 + feed_forward(w, f"{prefix}ffn/", norm("layernorm3", h2)), w1, w2
-    a1, w1 = multi_head_attention(w, f"{prefix}mha1/", x, x, x, look_ahead_mask)
+        return h2 + feed_forward(w, f"{prefix}ffn.", norm("layernorm3", h2)), w1, w2
+    a1, w1 = multi_head_attention(w, f"{prefix}mha1.", x, x, x, look_ahead_mask)
     h1 = norm("layernorm1", a1 if mistake == "no_residual_self" else x + a1)
     cross_query = x if mistake == "cross_query_is_x" else h1
-    a2, w2 = multi_head_attention(w, f"{prefix}mha2/", cross_query, enc_output, enc_output, padding_mask)
+    a2, w2 = multi_head_attention(w, f"{prefix}mha2.", cross_query, enc_output, enc_output, padding_mask)
     h2 = norm("layernorm2", a2 if mistake == "no_residual_cross" else h1 + a2)
-    f = feed_forward(w, f"{prefix}ffn/", h2)
+    f = feed_forward(w, f"{prefix}ffn.", h2)
     h3 = norm("layernorm3", f if mistake == "no_residual_ffn" else h2 + f)
     return h3, w1, w2
 
@@ -194,7 +195,7 @@ def decoder(w: dict, token_ids, enc_output, pos_encoding, num_layers: int, look_
     weights = {}
     for i in range(num_layers):
         x, w1, w2 = decoder_layer(w, x, enc_output, look_ahead_mask, padding_mask, eps=eps,
-                                  prefix=f"{prefix}dec_layers/{i}/")
+                                  prefix=f"{prefix}dec_layers[{i}].")
         weights[f"decoder_layer{i + 1}_block1_self_att"] = w1
         weights[f"decoder_layer{i + 1}_block2_decenc_att"] = w2
     return x, weights
@@ -206,8 +207,8 @@ def transformer(w: dict, input_ids, output_ids, enc_pos_encoding, dec_pos_encodi
     """Encoder, decoder, final Dense layer; returns (logits, attention weights of the decoder)."""
     if mistake == "no_encoder_mask":
         enc_padding_mask = None
-    enc_w = {k[len("encoder/"):]: v for k, v in w.items() if k.startswith("encoder/")}
-    dec_w = {k[len("decoder/"):]: v for k, v in w.items() if k.startswith("decoder/")}
+    enc_w = {k[len("encoder."):]: v for k, v in w.items() if k.startswith("encoder.")}
+    dec_w = {k[len("decoder."):]: v for k, v in w.items() if k.startswith("decoder.")}
     enc_output = encoder(enc_w, input_ids, enc_pos_encoding, num_layers, enc_padding_mask, eps=eps)
     if mistake == "decoder_masks_swapped":
         look_ahead_mask, dec_padding_mask = dec_padding_mask, look_ahead_mask
@@ -215,7 +216,7 @@ def transformer(w: dict, input_ids, output_ids, enc_pos_encoding, dec_pos_encodi
                                   dec_padding_mask, eps=eps)
     if mistake == "no_final_layer":
         return dec_output, weights
-    logits = dec_output @ w["final_layer/kernel"] + w["final_layer/bias"]
+    logits = dec_output @ w["final_layer.kernel"] + w["final_layer.bias"]
     if mistake == "softmax":
         return softmax(logits, axis=-1), weights
     return logits, weights
