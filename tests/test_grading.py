@@ -53,11 +53,29 @@ def read_rows(out: Path, name: str) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def kernel_count() -> int:
+KERNEL_TAG = "COURSE_TEST_KERNEL_TAG"
+
+
+@pytest.fixture
+def kernel_tag(monkeypatch, tmp_path) -> str:
+    """Marks the kernels this test starts (they inherit the environment), so that kernels started meanwhile
+    by another pytest-xdist worker are not counted."""
+    tag = str(tmp_path)
+    monkeypatch.setenv(KERNEL_TAG, tag)
+    return tag
+
+
+def kernel_count(tag: str) -> int:
+    """Kernels still running that were started under `tag`."""
     count = 0
     for process in psutil.process_iter(["cmdline"]):
-        if any("ipykernel_launcher" in part for part in process.info["cmdline"] or []):
-            count += 1
+        if not any("ipykernel_launcher" in part for part in process.info["cmdline"] or []):
+            continue
+        try:
+            if process.environ().get(KERNEL_TAG) == tag:
+                count += 1
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
     return count
 
 
@@ -113,7 +131,7 @@ def test_each_wrong_function_loses_only_its_points(graded):
     assert float(total["score"]) == expected, total
 
 
-def test_broken_submissions_never_stop_the_batch(tmp_path):
+def test_broken_submissions_never_stop_the_batch(tmp_path, kernel_tag):
     stem = ASSIGNMENTS[0]
     submissions, out = tmp_path / "submissions", tmp_path / "out"
     solution = lambda: nbformat.read(solution_path(stem), as_version=4)  # noqa: E731
@@ -131,7 +149,6 @@ def test_broken_submissions_never_stop_the_batch(tmp_path):
     write(solution(), submissions / "g_fine", stem)
     write(prepend_to_solutions(solution(), NOISY), submissions / "h_noisy_stderr", stem)
 
-    kernels_before = kernel_count()
     grade_batch(stem, submissions, out, cell_timeout=20, student_timeout=240, log=lambda line: None)
     rows = {r["student"]: r for r in read_rows(out, "grades.csv")}
     assert sorted(rows) == sorted(p.name for p in submissions.iterdir()), "every student needs a row"
@@ -148,16 +165,15 @@ def test_broken_submissions_never_stop_the_batch(tmp_path):
     assert rows["f_wrong_name"]["status"] == f"missing: no {stem}.ipynb in the submission (found: my_homework.ipynb)"
     assert rows["g_fine"]["status"] == "graded" and float(full) > 0, rows["g_fine"]
     assert rows["h_noisy_stderr"]["score"] == full, f"stderr noise cost points: {rows['h_noisy_stderr']}"
-    assert kernel_count() <= kernels_before, "grading left kernels running"
+    assert kernel_count(kernel_tag) == 0, "grading left kernels running"
 
 
-def test_a_submission_over_its_time_budget_is_stopped(tmp_path):
+def test_a_submission_over_its_time_budget_is_stopped(tmp_path, kernel_tag):
     stem = ASSIGNMENTS[0]
     submissions, out = tmp_path / "submissions", tmp_path / "out"
     notebook = insert_after_setup(nbformat.read(solution_path(stem), as_version=4), HARD_HANG)
     write(notebook, submissions / "runaway", stem)
-    kernels_before = kernel_count()
     grade_batch(stem, submissions, out, cell_timeout=600, student_timeout=20, log=lambda line: None)
     (row,) = read_rows(out, "grades.csv")
     assert row["score"] == "0" and row["status"].startswith("timed out: grading took longer than 20 s"), row
-    assert kernel_count() <= kernels_before, "the stopped submission left its kernel running"
+    assert kernel_count(kernel_tag) == 0, "the stopped submission left its kernel running"
