@@ -104,7 +104,7 @@ EXERCISES: list[Exercise] = [
             what="split_heads reshapes without transposing (heads interleaved wrongly)")]}),
         ("merge_heads", 1, ":check_merge_heads", ":grade_merge_heads", [":merge_heads"]),
         ("ScratchMultiHeadAttention", 4, ":check_multi_head_attention_call", ":grade_multi_head_attention_call",
-         [":multi_head_attention", ":ScratchMultiHeadAttention"],
+         [":multi_head_attention", ".keras_layers:ScratchMultiHeadAttention"],
          {"grade_id": "test_multi_head_attention_call", "wrong": [Wrong(
              old="output = self.wo(merge_heads(attended))",
              new="output = merge_heads(attended)",

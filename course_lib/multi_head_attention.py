@@ -1,17 +1,17 @@
 """Assignment 03 (masked multi-head attention): the visible checks.
 
-The checks run the learner's functions and layer on small inputs whose answers are written out as
-numbers below, look for the usual mistakes, and print a line starting with a check mark when all is
-well. The diagnostics (`inspect_multi_head_result`, `expect_multi_head_values`, `expect_copied_weights`)
-are shared with the hidden checks in autograde.checks.multi_head_attention.
+The checks run the learner's functions and layer on small hand-made inputs and compare with values
+generated from the reference (`course_lib/expected/03_multi_head_attention.json`, written by
+`python -m autograde.expected`), name the usual mistakes, and print a line starting with a check mark
+when all is well. The diagnostics (`inspect_multi_head_result`, `expect_multi_head_values`,
+`expect_copied_weights`, ...) are shared with the hidden checks in autograde.checks.multi_head_attention.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -23,316 +23,19 @@ from course_lib.checking import (
     expect_tensor,
     matches,
     passed,
+    quiet,
+    stored_mistakes,
     to_array,
+    to_tensor,
 )
+from course_lib.expected import load as load_expected
 
 PROJECTIONS = ("wq", "wk", "wv", "wo")
+STEM = "03_multi_head_attention"
 
-NO_TRANSPOSE_SPLIT = (
-    "the heads are interleaved wrongly: reshaping straight to (batch, heads, seq, depth) mixes positions "
-    "into the heads; reshape to (batch, seq, heads, depth) first, then transpose with perm (0, 2, 1, 3)"
-)
-DEPTH_FIRST_SPLIT = (
-    "the features are dealt out to the heads one by one; head h must get the contiguous block of features "
-    "h*depth .. (h+1)*depth-1: reshape to (batch, seq, heads, depth), not (batch, seq, depth, heads)"
-)
-NO_TRANSPOSE_MERGE = (
-    "the heads are merged in the wrong order: reshaping (batch, heads, seq, depth) straight to "
-    "(batch, seq, heads*depth) mixes positions; transpose with perm (0, 2, 1, 3) first, then reshape"
-)
-NO_OUTPUT_PROJECTION = (
-    "the output projection is missing: after merging the heads, apply self.wo to the (batch, n_q, d_model) "
-    "concatenation"
-)
-SCALED_BY_D_MODEL = (
-    "the scores are divided by sqrt(d_model); each head works in depth = d_model / num_heads dimensions, "
-    "so divide by sqrt(depth) (scaled_dot_product_attention does it when it gets the split heads)"
-)
-MASK_WITHOUT_HEAD_AXIS = (
-    "the mask is given to the attention without a head axis: a mask (batch, n_q, n_k) or (batch, 1, n_k) "
-    "must become (batch, 1, n_q, n_k) (e.g. mask[:, tf.newaxis, :, :]) to broadcast over the heads"
-)
 MASK_IGNORED = (
     "the mask is ignored: blocked positions (mask 0) get the same weights as without a mask; pass "
     "attention_mask (with a head axis) to scaled_dot_product_attention"
-)
-
-# ----------------------------------------------------------------------------------------------
-# Fixtures: inputs and answers written out as numbers (d_model 4, 2 heads of depth 2).
-
-_SPLIT_X = np.array(
-    [[[ 0.,  1.,  2.,  3.],
-      [ 4.,  5.,  6.,  7.],
-      [ 8.,  9., 10., 11.]],
-     [[12., 13., 14., 15.],
-      [16., 17., 18., 19.],
-      [20., 21., 22., 23.]]]
-)
-
-_SPLIT_EXPECTED = np.array(
-    [[[[ 0.,  1.],
-       [ 4.,  5.],
-       [ 8.,  9.]],
-      [[ 2.,  3.],
-       [ 6.,  7.],
-       [10., 11.]]],
-     [[[12., 13.],
-       [16., 17.],
-       [20., 21.]],
-      [[14., 15.],
-       [18., 19.],
-       [22., 23.]]]]
-)
-
-_SPLIT_NO_TRANSPOSE = np.array(
-    [[[[ 0.,  1.],
-       [ 2.,  3.],
-       [ 4.,  5.]],
-      [[ 6.,  7.],
-       [ 8.,  9.],
-       [10., 11.]]],
-     [[[12., 13.],
-       [14., 15.],
-       [16., 17.]],
-      [[18., 19.],
-       [20., 21.],
-       [22., 23.]]]]
-)
-
-_SPLIT_DEPTH_FIRST = np.array(
-    [[[[ 0.,  2.],
-       [ 4.,  6.],
-       [ 8., 10.]],
-      [[ 1.,  3.],
-       [ 5.,  7.],
-       [ 9., 11.]]],
-     [[[12., 14.],
-       [16., 18.],
-       [20., 22.]],
-      [[13., 15.],
-       [17., 19.],
-       [21., 23.]]]]
-)
-
-_SPLIT3_X = np.array(
-    [[[ 0.,  1.,  2.,  3.,  4.,  5.],
-      [ 6.,  7.,  8.,  9., 10., 11.]]]
-)
-
-_SPLIT3_EXPECTED = np.array(
-    [[[[ 0.,  1.],
-       [ 6.,  7.]],
-      [[ 2.,  3.],
-       [ 8.,  9.]],
-      [[ 4.,  5.],
-       [10., 11.]]]]
-)
-
-_MERGE_X = np.array(
-    [[[[ 0.,  1.],
-       [ 2.,  3.],
-       [ 4.,  5.]],
-      [[ 6.,  7.],
-       [ 8.,  9.],
-       [10., 11.]]],
-     [[[12., 13.],
-       [14., 15.],
-       [16., 17.]],
-      [[18., 19.],
-       [20., 21.],
-       [22., 23.]]]]
-)
-
-_MERGE_EXPECTED = np.array(
-    [[[ 0.,  1.,  6.,  7.],
-      [ 2.,  3.,  8.,  9.],
-      [ 4.,  5., 10., 11.]],
-     [[12., 13., 18., 19.],
-      [14., 15., 20., 21.],
-      [16., 17., 22., 23.]]]
-)
-
-_MERGE_NO_TRANSPOSE = np.array(
-    [[[ 0.,  1.,  2.,  3.],
-      [ 4.,  5.,  6.,  7.],
-      [ 8.,  9., 10., 11.]],
-     [[12., 13., 14., 15.],
-      [16., 17., 18., 19.],
-      [20., 21., 22., 23.]]]
-)
-
-_WQ_KERNEL = np.array(
-    [[1., 0., 0., 0.],
-     [0., 1., 0., 0.],
-     [0., 0., 1., 0.],
-     [0., 0., 0., 1.]]
-)
-_WQ_BIAS = np.array(
-    [0., 0., 0., 0.]
-)
-
-_WK_KERNEL = np.array(
-    [[1., 0., 0., 0.],
-     [0., 1., 0., 0.],
-     [0., 0., 0., 1.],
-     [0., 0., 1., 0.]]
-)
-_WK_BIAS = np.array(
-    [0. , 0. , 0.5, 0. ]
-)
-
-_WV_KERNEL = np.array(
-    [[2., 0., 0., 0.],
-     [0., 2., 0., 0.],
-     [0., 0., 2., 0.],
-     [0., 0., 0., 2.]]
-)
-_WV_BIAS = np.array(
-    [0., 1., 0., 0.]
-)
-
-_WO_KERNEL = np.array(
-    [[1., 1., 0., 0.],
-     [0., 1., 0., 0.],
-     [0., 0., 2., 0.],
-     [0., 0., 0., 1.]]
-)
-_WO_BIAS = np.array(
-    [ 0.5,  0. ,  0. , -0.5]
-)
-
-_X = np.array(
-    [[[ 1.,  0.,  1.,  0.],
-      [ 0.,  2.,  0.,  1.],
-      [ 1.,  1.,  0., -1.]],
-     [[ 0.,  1.,  2.,  0.],
-      [ 1.,  0.,  0.,  1.],
-      [ 2., -1.,  1.,  0.]]]
-)
-
-_NO_MASK_OUTPUT = np.array(
-    [[[ 2.10444837,  4.19777581,  1.13598164,  0.3718922 ],
-      [ 0.96416413,  4.90922327,  2.01395937, -0.5       ],
-      [ 1.69777581,  4.60444837,  0.79110326, -0.5       ]],
-     [[ 1.6281078 ,  3.        ,  1.96294921,  0.8456836 ],
-      [ 3.3718922 ,  3.        ,  5.7437844 , -0.21994151],
-      [ 4.23795304,  3.        ,  2.97906094,  0.50697969]]]
-)
-_NO_MASK_WEIGHTS = np.array(
-    [[[[0.40111209, 0.19777581, 0.40111209],
-       [0.04538836, 0.76791794, 0.1866937 ],
-       [0.19777581, 0.40111209, 0.40111209]],
-      [[0.28399541, 0.57597535, 0.14002925],
-       [0.50348984, 0.24825508, 0.24825508],
-       [0.19777581, 0.40111209, 0.40111209]]],
-     [[[0.57597535, 0.28399541, 0.14002925],
-       [0.14002925, 0.28399541, 0.57597535],
-       [0.01266889, 0.1056857 , 0.88164541]],
-      [[0.1635791 , 0.6728418 , 0.1635791 ],
-       [0.57597535, 0.14002925, 0.28399541],
-       [0.24825508, 0.50348984, 0.24825508]]]]
-)
-
-_NO_MASK_CONCAT = np.array(
-    [[[ 1.60444837,  2.59332744,  0.56799082,  0.8718922 ],
-      [ 0.46416413,  4.44505915,  1.00697969,  0.        ],
-      [ 1.19777581,  3.40667256,  0.39555163,  0.        ]],
-     [[ 1.1281078 ,  1.8718922 ,  0.9814746 ,  1.3456836 ],
-      [ 2.8718922 ,  0.1281078 ,  2.8718922 ,  0.28005849],
-      [ 3.73795304, -0.73795304,  1.48953047,  1.00697969]]]
-)
-
-_NO_MASK_BY_D_MODEL = np.array(
-    [[[[0.38365173, 0.23269654, 0.38365173],
-       [0.09003057, 0.66524096, 0.24472847],
-       [0.23269654, 0.38365173, 0.38365173]],
-      [[0.30719589, 0.50648039, 0.18632372],
-       [0.45186276, 0.27406862, 0.27406862],
-       [0.23269654, 0.38365173, 0.38365173]]],
-     [[[0.50648039, 0.30719589, 0.18632372],
-       [0.18632372, 0.30719589, 0.50648039],
-       [0.03911257, 0.17529039, 0.78559703]],
-      [[0.21194156, 0.57611688, 0.21194156],
-       [0.50648039, 0.18632372, 0.30719589],
-       [0.27406862, 0.45186276, 0.27406862]]]]
-)
-
-_PADDING_OUTPUT = np.array(
-    [[[ 2.10444837,  4.19777581,  1.13598164,  0.3718922 ],
-      [ 0.96416413,  4.90922327,  2.01395937, -0.5       ],
-      [ 1.69777581,  4.60444837,  0.79110326, -0.5       ]],
-     [[ 1.1604769 ,  3.        ,  1.56456254,  1.10885937],
-      [ 1.8395231 ,  3.        ,  6.43543746, -0.10885937],
-      [ 2.2859164 ,  3.        ,  2.64190761,  0.8395231 ]]]
-)
-_PADDING_WEIGHTS = np.array(
-    [[[[0.40111209, 0.19777581, 0.40111209],
-       [0.04538836, 0.76791794, 0.1866937 ],
-       [0.19777581, 0.40111209, 0.40111209]],
-      [[0.28399541, 0.57597535, 0.14002925],
-       [0.50348984, 0.24825508, 0.24825508],
-       [0.19777581, 0.40111209, 0.40111209]]],
-     [[[0.66976155, 0.33023845, 0.        ],
-       [0.33023845, 0.66976155, 0.        ],
-       [0.1070418 , 0.8929582 , 0.        ]],
-      [[0.19557032, 0.80442968, 0.        ],
-       [0.80442968, 0.19557032, 0.        ],
-       [0.33023845, 0.66976155, 0.        ]]]]
-)
-
-_PADDING_NO_HEAD_AXIS = np.array(
-    [[[[0.40111209, 0.19777581, 0.40111209],
-       [0.04538836, 0.76791794, 0.1866937 ],
-       [0.19777581, 0.40111209, 0.40111209]],
-      [[0.33023845, 0.66976155, 0.        ],
-       [0.66976155, 0.33023845, 0.        ],
-       [0.33023845, 0.66976155, 0.        ]]],
-     [[[0.57597535, 0.28399541, 0.14002925],
-       [0.14002925, 0.28399541, 0.57597535],
-       [0.01266889, 0.1056857 , 0.88164541]],
-      [[0.19557032, 0.80442968, 0.        ],
-       [0.80442968, 0.19557032, 0.        ],
-       [0.33023845, 0.66976155, 0.        ]]]]
-)
-
-_CAUSAL_OUTPUT = np.array(
-    [[[ 2.5       ,  3.        ,  4.        , -0.5       ],
-      [ 0.61161444,  4.88838556,  2.6790462 ,  0.1604769 ],
-      [ 1.69777581,  4.60444837,  0.79110326, -0.5       ]],
-     [[ 0.5       ,  3.        ,  8.        , -0.5       ],
-      [ 1.8395231 ,  3.        ,  6.43543746, -0.10885937],
-      [ 4.23795304,  3.        ,  2.97906094,  0.50697969]]]
-)
-_CAUSAL_WEIGHTS = np.array(
-    [[[[1.        , 0.        , 0.        ],
-       [0.05580722, 0.94419278, 0.        ],
-       [0.19777581, 0.40111209, 0.40111209]],
-      [[1.        , 0.        , 0.        ],
-       [0.66976155, 0.33023845, 0.        ],
-       [0.19777581, 0.40111209, 0.40111209]]],
-     [[[1.        , 0.        , 0.        ],
-       [0.33023845, 0.66976155, 0.        ],
-       [0.01266889, 0.1056857 , 0.88164541]],
-      [[1.        , 0.        , 0.        ],
-       [0.80442968, 0.19557032, 0.        ],
-       [0.24825508, 0.50348984, 0.24825508]]]]
-)
-
-_CROSS_OUTPUT = np.array(
-    [[[ 2.10444837,  4.19777581,  1.13598164,  0.3718922 ],
-      [ 0.96416413,  4.90922327,  2.01395937, -0.5       ]],
-     [[ 1.1604769 ,  3.        ,  1.56456254,  1.10885937],
-      [ 1.8395231 ,  3.        ,  6.43543746, -0.10885937]]]
-)
-_CROSS_WEIGHTS = np.array(
-    [[[[0.40111209, 0.19777581, 0.40111209],
-       [0.04538836, 0.76791794, 0.1866937 ]],
-      [[0.28399541, 0.57597535, 0.14002925],
-       [0.50348984, 0.24825508, 0.24825508]]],
-     [[[0.66976155, 0.33023845, 0.        ],
-       [0.33023845, 0.66976155, 0.        ]],
-      [[0.19557032, 0.80442968, 0.        ],
-       [0.80442968, 0.19557032, 0.        ]]]]
 )
 
 
@@ -430,6 +133,22 @@ def expect_multi_head_values(output: np.ndarray, weights: np.ndarray, expected_o
                  hint="the weights are right: the output is wo(merge_heads(attention_weights @ split_heads(wv(v))))")
 
 
+def set_projection_weights(layer, weights: Mapping[str, tuple]) -> None:
+    """Give the layer's Dense projections wq, wk, wv, wo the (kernel, bias) of `weights`, building them if needed."""
+    for name in PROJECTIONS:
+        dense = getattr(layer, name, None)
+        if dense is None:
+            raise CheckFailed(f"the layer has no attribute {name}: keep the Dense layers of the given __init__")
+        kernel, bias = (np.asarray(a, np.float32) for a in weights[name])
+        try:
+            if not dense.built:
+                dense.build((None, kernel.shape[0]))
+            dense.set_weights([kernel, bias])
+        except Exception as error:  # a changed __init__: say so rather than crash
+            raise CheckFailed(f"could not set the weights of {name} ({type(error).__name__}: {error}); keep "
+                              "the given __init__ (wq, wk, wv, wo are Dense(d_model))") from None
+
+
 def projection_weights(layer) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """(kernel, bias) of each projection wq, wk, wv, wo of a layer, as float64 arrays."""
     found = {}
@@ -485,21 +204,16 @@ def expect_copied_weights(layer, expected, before, keras_blocks) -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# Visible checks
-
-
-def _tf(array):
-    import tensorflow as tf
-
-    return tf.constant(np.asarray(array, dtype=np.float32))
+# Visible checks: hand-made inputs, generated answers and mistakes
 
 
 def check_split_heads(split_heads) -> None:
     """Split (2, 3, 4) numbers 0..23 into 2 heads, and (1, 2, 6) into 3 heads."""
-    expect_heads(call_learner(split_heads, _tf(_SPLIT_X), 2), _SPLIT_EXPECTED, "split_heads(x, 2)",
-                 mistakes=[(_SPLIT_NO_TRANSPOSE, NO_TRANSPOSE_SPLIT), (_SPLIT_DEPTH_FIRST, DEPTH_FIRST_SPLIT)],
-                 shape_hints=split_shape_hints(2, 3, 2, 2))
-    expect_heads(call_learner(split_heads, _tf(_SPLIT3_X), 3), _SPLIT3_EXPECTED, "split_heads(x, 3)",
+    case = load_expected(STEM, "split_heads")
+    expect_heads(call_learner(split_heads, to_tensor(case["x"]), 2), case["expected"], "split_heads(x, 2)",
+                 mistakes=stored_mistakes(case["mistakes"]), shape_hints=split_shape_hints(2, 3, 2, 2))
+    three = case["three_heads"]
+    expect_heads(call_learner(split_heads, to_tensor(three["x"]), 3), three["expected"], "split_heads(x, 3)",
                  shape_hints=split_shape_hints(1, 2, 3, 2))
     passed("split_heads: (batch, seq, d_model) -> (batch, heads, seq, depth), head h holds features "
            "h*depth..(h+1)*depth-1")
@@ -507,25 +221,14 @@ def check_split_heads(split_heads) -> None:
 
 def check_merge_heads(merge_heads) -> None:
     """Merge (2, 2, 3, 2) numbers 0..23, and undo the split of the split_heads check."""
-    expect_heads(call_learner(merge_heads, _tf(_MERGE_X)), _MERGE_EXPECTED, "merge_heads(x)",
-                 mistakes=[(_MERGE_NO_TRANSPOSE, NO_TRANSPOSE_MERGE)], shape_hints=merge_shape_hints(2, 2, 3, 2))
-    expect_heads(call_learner(merge_heads, _tf(_SPLIT_EXPECTED)), _SPLIT_X,
+    case = load_expected(STEM, "merge_heads")
+    expect_heads(call_learner(merge_heads, to_tensor(case["x"])), case["expected"], "merge_heads(x)",
+                 mistakes=stored_mistakes(case["mistakes"]), shape_hints=merge_shape_hints(2, 2, 3, 2))
+    split = load_expected(STEM, "split_heads")
+    expect_heads(call_learner(merge_heads, to_tensor(split["expected"])), split["x"],
                  "merge_heads of the split heads (should give back the input)",
                  shape_hints=merge_shape_hints(2, 2, 3, 2))
     passed("merge_heads: (batch, heads, seq, depth) -> (batch, seq, heads*depth), the inverse of split_heads")
-
-
-def _layer_with_weights(layer_class, d_model: int, num_heads: int, weights) -> object:
-    layer = call_learner(layer_class, d_model, num_heads)
-    for name in PROJECTIONS:
-        dense = getattr(layer, name, None)
-        if dense is None:
-            raise CheckFailed(f"the layer has no attribute {name}: keep the Dense layers of the given __init__")
-        kernel, bias = weights[name]
-        if not dense.built:
-            dense.build((None, kernel.shape[0]))
-        dense.set_weights([np.asarray(kernel, np.float32), np.asarray(bias, np.float32)])
-    return layer
 
 
 def _parts_not_ready(layer_class) -> list[str]:
@@ -535,12 +238,16 @@ def _parts_not_ready(layer_class) -> list[str]:
     for name, check in (("split_heads", check_split_heads), ("merge_heads", check_merge_heads)):
         if callable(namespace.get(name)):
             try:  # silently: only the verdict matters here (and nothing may reach stderr)
-                with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
+                with contextlib.redirect_stdout(io.StringIO()), quiet():
                     check(namespace[name])
             except (CheckFailed, NotImplementedError):
                 failing.append(name)
     return failing
+
+
+def _pairs(entries: Mapping[str, Mapping]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """{"wq": {"kernel": ..., "bias": ...}, ...} from a generated file as {"wq": (kernel, bias), ...}."""
+    return {name: (entry["kernel"], entry["bias"]) for name, entry in entries.items()}
 
 
 def check_multi_head_attention_call(layer_class) -> None:
@@ -556,33 +263,24 @@ def check_multi_head_attention_call(layer_class) -> None:
         print(f"call was not checked: {' and '.join(failing)} must pass {'its' if len(failing) == 1 else 'their'} "
               "check first (call uses them). When grading, call is checked with reference versions of both.")
         return
-    weights = {"wq": (_WQ_KERNEL, _WQ_BIAS), "wk": (_WK_KERNEL, _WK_BIAS), "wv": (_WV_KERNEL, _WV_BIAS),
-               "wo": (_WO_KERNEL, _WO_BIAS)}
-    layer = _layer_with_weights(layer_class, 4, 2, weights)
-    padding = np.array([[[1, 1, 1]], [[1, 1, 0]]], dtype=np.float32)
-    causal = np.tril(np.ones((3, 3), dtype=np.float32))[np.newaxis]
-    x = _tf(_X)
-    cases = [
-        ("no mask", x, None, _NO_MASK_OUTPUT, _NO_MASK_WEIGHTS,
-         [(_NO_MASK_BY_D_MODEL, SCALED_BY_D_MODEL)], [(_NO_MASK_CONCAT, NO_OUTPUT_PROJECTION)]),
-        ("padding mask (2, 1, 3)", x, padding, _PADDING_OUTPUT, _PADDING_WEIGHTS,
-         [(_PADDING_NO_HEAD_AXIS, MASK_WITHOUT_HEAD_AXIS)], []),
-        ("look-ahead mask (1, 3, 3)", x, causal, _CAUSAL_OUTPUT, _CAUSAL_WEIGHTS, [], []),
-        ("cross-attention, 2 queries, 3 keys, padding mask", x[:, :2], padding, _CROSS_OUTPUT, _CROSS_WEIGHTS,
-         [], []),
-    ]
-    for description, queries, mask, expected_output, expected_weights, weight_mistakes, output_mistakes in cases:
+    inputs = load_expected(STEM, "call")
+    layer = call_learner(layer_class, 4, 2)
+    set_projection_weights(layer, _pairs(inputs["weights"]))
+    x = to_tensor(inputs["x"])
+    for case in inputs["cases"].values():
+        queries = x[:, :case["queries"]]
+        mask = case.get("mask")
         try:
-            args = (queries, x, x) if mask is None else (queries, x, x, _tf(mask))
-            result = call_learner(layer.call, *args)
+            result = call_learner(layer.call, *((queries, x, x) if mask is None else (queries, x, x, to_tensor(mask))))
+            weight_mistakes = stored_mistakes(case["weight_mistakes"])
             output, attention = inspect_multi_head_result(
-                result, batch=2, heads=2, n_q=queries.shape[1], n_k=3, d_model=4, mask=mask,
-                unmasked_weights=None if mask is None else _NO_MASK_WEIGHTS[:, :, :queries.shape[1]],
-                mask_mistakes=weight_mistakes)
-            expect_multi_head_values(output, attention, expected_output, expected_weights,
-                                     weight_mistakes=weight_mistakes, output_mistakes=output_mistakes)
+                result, batch=2, heads=2, n_q=case["queries"], n_k=3, d_model=4, mask=mask,
+                unmasked_weights=case.get("unmasked_weights"), mask_mistakes=weight_mistakes)
+            expect_multi_head_values(output, attention, case["output"], case["weights"],
+                                     weight_mistakes=weight_mistakes,
+                                     output_mistakes=stored_mistakes(case["output_mistakes"]))
         except CheckFailed as failure:
-            raise CheckFailed(f"[{description}] {failure}") from None
+            raise CheckFailed(f"[{case['description']}] {failure}") from None
     passed("call: projections, split heads, masked attention per head, merge and output projection "
            "(no mask, padding, look-ahead, cross-attention)")
 
@@ -601,38 +299,20 @@ class _Projections:
             setattr(self, name, dense)
 
 
-# Keras's weights for d_model 4, 2 heads of key_dim 2, numbered so that every entry is different.
-_KERAS_BLOCKS = {
-    "wq": (np.arange(16).reshape(4, 2, 2) / 16, np.arange(4).reshape(2, 2) / 4 + 1),
-    "wk": (np.arange(16, 32).reshape(4, 2, 2) / 16, np.arange(4, 8).reshape(2, 2) / 4 + 1),
-    "wv": (np.arange(32, 48).reshape(4, 2, 2) / 16, np.arange(8, 12).reshape(2, 2) / 4 + 1),
-    "wo": (np.arange(48, 64).reshape(2, 2, 4) / 16, np.arange(12, 16) / 4 + 1),
-}
-# The same numbers in the Dense layout: kernels (4, 4) row by row, biases (4,).
-_DENSE_EXPECTED = {
-    "wq": (np.array([[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11], [12, 13, 14, 15]]) / 16,
-           np.array([1.0, 1.25, 1.5, 1.75])),
-    "wk": (np.array([[16, 17, 18, 19], [20, 21, 22, 23], [24, 25, 26, 27], [28, 29, 30, 31]]) / 16,
-           np.array([2.0, 2.25, 2.5, 2.75])),
-    "wv": (np.array([[32, 33, 34, 35], [36, 37, 38, 39], [40, 41, 42, 43], [44, 45, 46, 47]]) / 16,
-           np.array([3.0, 3.25, 3.5, 3.75])),
-    "wo": (np.array([[48, 49, 50, 51], [52, 53, 54, 55], [56, 57, 58, 59], [60, 61, 62, 63]]) / 16,
-           np.array([4.0, 4.25, 4.5, 4.75])),
-}
-
-
 def check_copy_keras_weights(copy_keras_weights) -> None:
     """Copy a keras.layers.MultiHeadAttention (d_model 4, 2 heads) with numbered weights into four Dense layers."""
     import keras
 
+    case = load_expected(STEM, "copy_keras_weights")
+    keras_blocks = _pairs(case["keras_blocks"])
     keras_layer = keras.layers.MultiHeadAttention(num_heads=2, key_dim=2)
-    x = _tf(np.zeros((1, 1, 4)))
+    x = to_tensor(np.zeros((1, 1, 4)))
     keras_layer(x, x)
     for name, sublayer in [("wq", keras_layer.query_dense), ("wk", keras_layer.key_dense),
                            ("wv", keras_layer.value_dense), ("wo", keras_layer.output_dense)]:
-        sublayer.set_weights([np.asarray(a, np.float32) for a in _KERAS_BLOCKS[name]])
+        sublayer.set_weights([np.asarray(a, np.float32) for a in keras_blocks[name]])
     target = _Projections(4)
     before = projection_weights(target)
     call_learner(copy_keras_weights, keras_layer, target)
-    expect_copied_weights(target, _DENSE_EXPECTED, before, _KERAS_BLOCKS)
+    expect_copied_weights(target, _pairs(case["expected"]), before, keras_blocks)
     passed("copy_keras_weights: query, key, value and output kernels and biases reshaped into wq, wk, wv, wo")

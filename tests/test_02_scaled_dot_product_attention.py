@@ -95,6 +95,8 @@ def make_attention(*, scale="sqrt", blocked=-1e9, inverted=False, axis=-1, post=
             scores /= tf.sqrt(d_k)
         elif scale == "d":
             scores /= d_k
+        elif scale == "sqrt_d_v":
+            scores /= tf.sqrt(tf.cast(tf.shape(v)[-1], tf.float32))
         if mask is not None:
             blocked_where = mask if inverted else 1.0 - mask
             scores += blocked_where * blocked
@@ -162,6 +164,10 @@ def test_attention_without_scaling():
 
 def test_attention_scaled_by_d_k():
     expect_both_fail("scaled_dot_product_attention", make_attention(scale="d"), "not by d_k")
+
+
+def test_attention_scaled_by_d_v():
+    expect_both_fail("scaled_dot_product_attention", make_attention(scale="sqrt_d_v"), "not sqrt(d_v)")
 
 
 def test_attention_mask_inverted():
@@ -323,6 +329,10 @@ def test_general_score_transposed_weight():
                      "W not transposed")
 
 
+def test_general_score_weight_unused():
+    expect_both_fail("general_score", lambda queries, keys, weight: dot_score(queries, keys), "not used")
+
+
 def test_additive_score_swapped_weights():
     expect_both_fail("additive_score",
                      lambda queries, keys, w_query, w_key, v: additive_score(queries, keys, w_key, w_query, v),
@@ -345,3 +355,11 @@ def test_cosine_score_only_queries_normalised():
     expect_both_fail("cosine_score",
                      lambda queries, keys: dot_score(tf.math.l2_normalize(queries, -1), keys),
                      "only the queries")
+
+
+def test_cosine_score_divided_by_squared_lengths():
+    def squared(queries, keys):
+        return dot_score(queries, keys) / (tf.reduce_sum(queries**2, -1)[:, tf.newaxis]
+                                           * tf.reduce_sum(keys**2, -1)[tf.newaxis, :])
+
+    expect_both_fail("cosine_score", squared, "not their squares")

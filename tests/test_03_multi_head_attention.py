@@ -4,6 +4,12 @@ and hidden checks (autograde.checks.multi_head_attention) accept correct code an
 
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
+import types
+
+import nbformat
 import numpy as np
 import pytest
 
@@ -12,11 +18,15 @@ keras = pytest.importorskip("keras")
 
 from autograde.checks import multi_head_attention as hidden  # noqa: E402
 from autograde.reference import multi_head_attention as ref  # noqa: E402
+from autograde.reference.multi_head_attention import keras_layers  # noqa: E402
+from autograde.reference.multi_head_attention.keras_layers import ScratchMultiHeadAttention  # noqa: E402
 from course_lib import multi_head_attention as visible  # noqa: E402
 from course_lib.checking import CheckFailed  # noqa: E402
 from course_lib.layers import create_look_ahead_mask, create_padding_mask, scaled_dot_product_attention  # noqa: E402
 
-from conftest import AlwaysEqual  # noqa: E402
+from conftest import AlwaysEqual, solution_path  # noqa: E402
+
+STEM = "03_multi_head_attention"
 
 # ------------------------------------------------------------------------------------------------
 # The reference, against numbers written out by hand
@@ -33,9 +43,9 @@ def test_reference_split_and_merge_by_hand():
 
 def test_reference_tf_split_and_merge_agree_with_numpy():
     x = np.random.default_rng(0).standard_normal((3, 5, 12))
-    split = ref.tf_split_heads(tf.constant(x, tf.float32), 3)
+    split = keras_layers.split_heads(tf.constant(x, tf.float32), 3)
     np.testing.assert_allclose(split.numpy(), ref.split_heads(x, 3), atol=1e-6)
-    np.testing.assert_allclose(ref.tf_merge_heads(split).numpy(), x, atol=1e-6)
+    np.testing.assert_allclose(keras_layers.merge_heads(split).numpy(), x, atol=1e-6)
 
 
 def test_reference_forward_pass_with_identity_weights():
@@ -73,7 +83,31 @@ def test_reference_two_heads_equal_two_separate_attentions():
 
 def test_reference_layer_rejects_indivisible_sizes():
     with pytest.raises(ValueError, match="divisible"):
-        ref.reference_layer(6, 4)
+        ScratchMultiHeadAttention(6, 4)
+
+
+def _init_without_docstring(source: str, class_name: str) -> ast.FunctionDef:
+    """The `__init__` of `class_name` in `source`, its docstring (if any) removed."""
+    for node in ast.walk(ast.parse(textwrap.dedent(source))):
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            init = next(item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "__init__")
+            if init.body and isinstance(init.body[0], ast.Expr) and isinstance(init.body[0].value, ast.Constant):
+                init.body = init.body[1:]
+            return init
+    raise AssertionError(f"no class {class_name} in the source")
+
+
+def test_notebook_init_is_the_reference_init():
+    """The learner is given __init__ (attribute names and sublayers): the reference layer must have the same one."""
+    notebook = nbformat.read(solution_path(STEM), as_version=4)
+    name = ScratchMultiHeadAttention.__name__
+    cells = [cell.source for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade_id") == name]
+    assert len(cells) == 1, f"{STEM}: expected one solution cell with grade id {name}"
+    notebook_init = _init_without_docstring(cells[0], name)
+    reference_init = _init_without_docstring(inspect.getsource(ScratchMultiHeadAttention), name)
+    assert ast.dump(notebook_init) == ast.dump(reference_init), (
+        f"{name}.__init__ differs between the solution notebook and autograde/reference/multi_head_attention/"
+        "keras_layers.py: change both")
 
 
 @pytest.mark.parametrize("d_model, heads, n_q, n_k", [(8, 2, 5, 5), (12, 3, 4, 7), (32, 4, 6, 6)])
@@ -81,7 +115,7 @@ def test_keras_layer_equals_reference_layer_after_copy(d_model, heads, n_q, n_k)
     """The fact the notebook teaches: Keras's layer, its weights reshaped, is our layer."""
     rng = np.random.default_rng(d_model)
     keras_layer = keras.layers.MultiHeadAttention(num_heads=heads, key_dim=d_model // heads)
-    layer = ref.reference_layer(d_model, heads)
+    layer = ScratchMultiHeadAttention(d_model, heads)
     q = tf.constant(rng.standard_normal((3, n_q, d_model)), tf.float32)
     kv = tf.constant(rng.standard_normal((3, n_k, d_model)), tf.float32)
     keras_layer(q, kv)
@@ -136,22 +170,14 @@ def merge_heads_with_concat(x):
 
 
 def make_layer_class(*, no_wo=False, by_d_model=False, ignore_mask=False, no_head_axis=False,
-                     unmerged=False, swap_qk=False, split=None, merge=None):
-    """A learner's layer with one deliberate change (the defaults give a correct one)."""
+                     unmerged=False, swap_qk=False):
+    """The reference layer with one deliberate change in its call (the defaults give a correct one, written as
+    a learner might, with this module's split_heads and merge_heads)."""
 
-    class Layer(keras.layers.Layer):
-        def __init__(self, d_model, num_heads, **kwargs):
-            super().__init__(**kwargs)
-            if d_model % num_heads != 0:
-                raise ValueError("d_model must be divisible by num_heads")
-            self.num_heads, self.d_model, self.depth = num_heads, d_model, d_model // num_heads
-            self.wq, self.wk, self.wv, self.wo = (keras.layers.Dense(d_model) for _ in range(4))
-
+    class Layer(ScratchMultiHeadAttention):
         def call(self, q, k, v, attention_mask=None):
-            split_fn, merge_fn = split or split_heads, merge or merge_heads
             wq, wk = (self.wk, self.wq) if swap_qk else (self.wq, self.wk)
-            hq, hk, hv = split_fn(wq(q), self.num_heads), split_fn(wk(k), self.num_heads), split_fn(
-                self.wv(v), self.num_heads)
+            hq, hk, hv = (split_heads(w(t), self.num_heads) for w, t in ((wq, q), (wk, k), (self.wv, v)))
             if by_d_model:
                 hq = hq * tf.sqrt(tf.cast(self.depth, tf.float32)) / tf.sqrt(tf.cast(self.d_model, tf.float32))
             mask = attention_mask
@@ -160,10 +186,17 @@ def make_layer_class(*, no_wo=False, by_d_model=False, ignore_mask=False, no_hea
             attended, weights = scaled_dot_product_attention(hq, hk, hv, None if ignore_mask else mask)
             if unmerged:
                 return attended, weights
-            merged = merge_fn(attended)
+            merged = merge_heads(attended)
             return (merged if no_wo else self.wo(merged)), weights
 
     return Layer
+
+
+def in_notebook(namespace, call=ScratchMultiHeadAttention.call):
+    """The layer as a notebook defines it: its `call` reads split_heads, merge_heads, scaled_dot_product_attention
+    and tf from `namespace` (the notebook's globals), where the checks look for them and replace them."""
+    notebook_call = types.FunctionType(call.__code__, namespace, call.__name__, call.__defaults__, call.__closure__)
+    return type("ScratchMultiHeadAttention", (ScratchMultiHeadAttention,), {"call": notebook_call})
 
 
 def copy_keras_weights(keras_layer, layer):
@@ -207,7 +240,7 @@ def make_copy(*, transpose_heads=False, skip_bias=False, skip_wo=False, swap_qk=
 CORRECT = {
     "split_heads": [split_heads, split_heads_einops_style],
     "merge_heads": [merge_heads, merge_heads_with_concat],
-    "multi_head_attention_call": [make_layer_class()],
+    "multi_head_attention_call": [ScratchMultiHeadAttention, make_layer_class()],
     "copy_keras_weights": [copy_keras_weights, copy_keras_weights_with_assign],
 }
 
@@ -308,21 +341,16 @@ def test_call_heads_not_merged():
 
 
 def test_call_queries_and_keys_swapped():
-    # The visible check's hand-set weights do not tell wq and wk apart by name; the hidden check does.
-    with pytest.raises(CheckFailed, match="the queries go through wk"):
-        hidden.grade_multi_head_attention_call(make_layer_class(swap_qk=True))
-    with pytest.raises(CheckFailed):
-        visible.check_multi_head_attention_call(make_layer_class(swap_qk=True))
+    expect_both_fail("multi_head_attention_call", make_layer_class(swap_qk=True), "the queries go through wk")
 
 
 def test_call_wrong_split_in_notebook_is_not_charged_to_call(capsys):
     """Grading call swaps the notebook's split_heads and merge_heads for reference versions; the visible
     check does not run call while they fail their own checks, so the test cell of call cannot fail."""
-    namespace = {"tf": tf, "keras": keras, "scaled_dot_product_attention": scaled_dot_product_attention,
+    namespace = {"tf": tf, "scaled_dot_product_attention": scaled_dot_product_attention,
                  "split_heads": lambda x, h: tf.reshape(x, (x.shape[0], h, x.shape[1], -1)),  # wrong
                  "merge_heads": lambda x: tf.reshape(x, (x.shape[0], x.shape[2], -1))}  # wrong
-    exec(NOTEBOOK_STYLE_LAYER, namespace)
-    layer_class = namespace["Layer"]
+    layer_class = in_notebook(namespace)
     hidden.grade_multi_head_attention_call(layer_class)
     assert namespace["split_heads"].__name__ == "<lambda>"  # restored afterwards
     visible.check_multi_head_attention_call(layer_class)
@@ -336,30 +364,14 @@ def test_call_wrong_split_in_notebook_is_not_charged_to_call(capsys):
 
 
 def test_call_checked_when_parts_pass():
-    namespace = {"tf": tf, "keras": keras, "scaled_dot_product_attention": scaled_dot_product_attention,
+    namespace = {"tf": tf, "scaled_dot_product_attention": scaled_dot_product_attention,
                  "split_heads": split_heads, "merge_heads": merge_heads}
-    exec(NOTEBOOK_STYLE_LAYER.replace("self.wo(merge_heads(attended))", "merge_heads(attended)"), namespace)
-    expect_both_fail("multi_head_attention_call", namespace["Layer"], "output projection is missing")
-
-
-NOTEBOOK_STYLE_LAYER = '''
-class Layer(keras.layers.Layer):
-    def __init__(self, d_model, num_heads, **kwargs):
-        super().__init__(**kwargs)
-        self.num_heads, self.d_model, self.depth = num_heads, d_model, d_model // num_heads
-        self.wq, self.wk, self.wv, self.wo = (keras.layers.Dense(d_model) for _ in range(4))
-
-    def call(self, q, k, v, attention_mask=None):
-        hq, hk, hv = (split_heads(w(t), self.num_heads) for w, t in ((self.wq, q), (self.wk, k), (self.wv, v)))
-        if attention_mask is not None:
-            attention_mask = attention_mask[:, tf.newaxis]
-        attended, weights = scaled_dot_product_attention(hq, hk, hv, attention_mask)
-        return self.wo(merge_heads(attended)), weights
-'''
+    layer_class = in_notebook(namespace, call=make_layer_class(no_wo=True).call)
+    expect_both_fail("multi_head_attention_call", layer_class, "output projection is missing")
 
 
 def test_call_returns_weights_without_heads():
-    class Layer(make_layer_class()):
+    class Layer(ScratchMultiHeadAttention):
         def call(self, q, k, v, attention_mask=None):
             output, weights = super().call(q, k, v, attention_mask)
             return output, tf.reduce_mean(weights, axis=1)
@@ -368,7 +380,7 @@ def test_call_returns_weights_without_heads():
 
 
 def test_call_returns_a_single_tensor():
-    class Layer(make_layer_class()):
+    class Layer(ScratchMultiHeadAttention):
         def call(self, q, k, v, attention_mask=None):
             return super().call(q, k, v, attention_mask)[0]
 
@@ -413,7 +425,7 @@ def test_always_equal_objects_fail():
     expect_both_fail("split_heads", lambda x, h: AlwaysEqual(), "tf.Tensor")
     expect_both_fail("merge_heads", lambda x: AlwaysEqual(), "tf.Tensor")
 
-    class Layer(make_layer_class()):
+    class Layer(ScratchMultiHeadAttention):
         def call(self, q, k, v, attention_mask=None):
             return AlwaysEqual(), AlwaysEqual()
 
@@ -425,7 +437,7 @@ def test_not_implemented_propagates():
     def stub(*args):
         raise NotImplementedError()
 
-    class Layer(make_layer_class()):
+    class Layer(ScratchMultiHeadAttention):
         def call(self, q, k, v, attention_mask=None):
             raise NotImplementedError()
 

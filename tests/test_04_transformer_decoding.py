@@ -1,14 +1,16 @@
-"""Assignment 04, decoding: the reference, the visible checks and the hidden checks of greedy_decode
-and beam_search, with correct and typical wrong learner implementations."""
+"""Assignment 04, decoding: the reference, the catalogue of named mistakes, the visible checks and the hidden
+checks of greedy_decode and beam_search, with correct and typical wrong learner implementations."""
 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 
 from autograde.checks.transformer import decoding as hidden
+from autograde.mistakes.transformer import decoding as mistakes
 from autograde.reference.transformer import decoding as ref
 from course_lib.checking import CheckFailed
 from course_lib.transformer import decoding as visible
@@ -188,6 +190,36 @@ BEAM_MISTAKES = [
 def test_beam_mistakes_are_diagnosed(check, flags, message):
     with pytest.raises(CheckFailed, match=message):
         check(lambda *args: learner_beam(*args, **flags))
+
+
+def crash_free(produce):
+    """A named mistake as a learner's function; where it cannot run (a hypothesis of length 0), the right answer."""
+    def learner(*args):
+        try:
+            return produce(*args)
+        except ValueError:
+            return ref.beam_search(*args)
+    return learner
+
+
+@pytest.mark.parametrize("mistake", mistakes.GREEDY + mistakes.BEAM, ids=lambda mistake: mistake.name)
+def test_the_hidden_checks_name_each_catalogued_mistake(mistake):
+    check = hidden.grade_greedy_decode if mistake in mistakes.GREEDY else hidden.grade_beam_search
+    with pytest.raises(CheckFailed, match=re.escape(mistake.message)):
+        check(crash_free(mistake.produce))
+
+
+NAMED = {mistake.name: mistake for mistake in mistakes.GREEDY + mistakes.BEAM}
+# The least probable token never ends a toy sentence (a structural message comes first); a hypothesis of length
+# 0 rules out leaving the end token out of the length.
+VISIBLE_NAMES = [(visible.check_greedy_decode, "beam_answer"), *((visible.check_beam_search, name) for name in (
+    "not_normalised", "ranking_not_normalised", "scores_not_normalised", "length_counts_start"))]
+
+
+@pytest.mark.parametrize(("check", "name"), VISIBLE_NAMES, ids=[name for _, name in VISIBLE_NAMES])
+def test_the_visible_checks_name_the_catalogued_mistakes_of_their_cases(check, name):
+    with pytest.raises(CheckFailed, match=re.escape(NAMED[name].message)):
+        check(NAMED[name].produce)
 
 
 def test_beam_length_without_end_token_is_diagnosed_by_the_hidden_check():

@@ -125,3 +125,13 @@ def test_no_literal_arrays_in_the_code():
                 if PASTED_NUMBERS.search(line):
                     pasted.append(f"{path.relative_to(REPO)}:{number}")
     assert not pasted, f"literal arrays in the code (generate them instead): {pasted[:10]}"
+
+
+MAX_MODULE_LINES = 420  # "about 400": a module past this is doing more than one job
+
+
+def test_modules_stay_small():
+    large = [f"{path.relative_to(REPO)} ({count} lines)"
+             for folder in ("course_lib", "autograde") for path in sorted((REPO / folder).rglob("*.py"))
+             if (count := len(path.read_text().splitlines())) > MAX_MODULE_LINES]
+    assert not large, f"split these modules by responsibility: {large}"

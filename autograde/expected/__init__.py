@@ -1,5 +1,5 @@
-"""Generators of the visible checks' expected values, one module per assignment (`autograde/expected/<topic>.py`,
-each with a `generate() -> dict`), written to `course_lib/expected/<stem>.json`.
+"""Generators of the visible checks' expected values, one module (or package) per assignment
+(`autograde/expected/<topic>`, with a `generate() -> dict`), written to `course_lib/expected/<stem>.json`.
 
     python -m autograde.expected                 # regenerate every assignment's file
     python -m autograde.expected --check         # exit 1 if a file differs from what the references give
@@ -31,7 +31,8 @@ def generator_stems() -> list[str]:
     from autograde.registry import topic
 
     folder = Path(__file__).resolve().parent
-    return [stem for stem in list_assignments() if (folder / f"{topic(stem)}.py").is_file()]
+    return [stem for stem in list_assignments()
+            if (folder / f"{topic(stem)}.py").is_file() or (folder / topic(stem) / "__init__.py").is_file()]
 
 
 def generate(stem: str) -> dict:

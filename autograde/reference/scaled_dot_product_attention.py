@@ -2,6 +2,7 @@
 
 Conventions match assignment 02: queries are (..., n, d), keys (..., m, d), values (..., m, d_v);
 a mask value 1 means "may attend" and 0 means "blocked"; blocked positions get weight exactly 0.
+The named mistakes are built from these parts in autograde/mistakes/scaled_dot_product_attention.py.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 
-def _as_float(x) -> np.ndarray:
+def as_float(x) -> np.ndarray:
+    """A tensor, array or nested list as a float64 array."""
     if hasattr(x, "numpy"):
         x = x.numpy()
     return np.asarray(x, dtype=np.float64)
@@ -20,7 +22,7 @@ def softmax(x, axis: int = -1) -> np.ndarray:
 
     Entries equal to -inf get probability 0; a slice that is -inf everywhere gives all zeros.
     """
-    x = _as_float(x)
+    x = as_float(x)
     top = np.max(x, axis=axis, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)
     exps = np.exp(x - top)
@@ -30,34 +32,40 @@ def softmax(x, axis: int = -1) -> np.ndarray:
 
 def dot_score(queries, keys) -> np.ndarray:
     """score(q, k) = q . k for every pair: (n, d), (m, d) -> (n, m)."""
-    return _as_float(queries) @ _as_float(keys).T
+    return as_float(queries) @ as_float(keys).T
 
 
 def scaled_dot_score(queries, keys) -> np.ndarray:
     """score(q, k) = q . k / sqrt(d), d the length of a key."""
-    keys = _as_float(keys)
+    keys = as_float(keys)
     return dot_score(queries, keys) / np.sqrt(keys.shape[-1])
 
 
 def general_score(queries, keys, weight) -> np.ndarray:
     """score(q, k) = q W k^T (Luong's "general"), W of shape (d, d)."""
-    return _as_float(queries) @ _as_float(weight) @ _as_float(keys).T
+    return as_float(queries) @ as_float(weight) @ as_float(keys).T
 
 
 def additive_score(queries, keys, w_query, w_key, v) -> np.ndarray:
     """score(q, k) = v . tanh(q W_q + k W_k) (Bahdanau), W_q and W_k (d, h), v (h,)."""
-    projected_queries = _as_float(queries) @ _as_float(w_query)  # (n, h)
-    projected_keys = _as_float(keys) @ _as_float(w_key)  # (m, h)
-    hidden = np.tanh(projected_queries[:, np.newaxis, :] + projected_keys[np.newaxis, :, :])
-    return hidden @ _as_float(v)
+    return np.tanh(additive_hidden(queries, keys, w_query, w_key)) @ as_float(v)
+
+
+def additive_hidden(queries, keys, w_query, w_key) -> np.ndarray:
+    """q W_q + k W_k for every pair, before the tanh: (n, m, h)."""
+    projected_queries = as_float(queries) @ as_float(w_query)  # (n, h)
+    projected_keys = as_float(keys) @ as_float(w_key)  # (m, h)
+    return projected_queries[:, np.newaxis, :] + projected_keys[np.newaxis, :, :]
+
+
+def vector_lengths(x) -> np.ndarray:
+    """|x| of every row: (n, d) -> (n,)."""
+    return np.linalg.norm(as_float(x), axis=-1)
 
 
 def cosine_score(queries, keys) -> np.ndarray:
     """score(q, k) = q . k / (|q| |k|)."""
-    queries, keys = _as_float(queries), _as_float(keys)
-    query_norms = np.linalg.norm(queries, axis=-1)
-    key_norms = np.linalg.norm(keys, axis=-1)
-    return (queries @ keys.T) / np.outer(query_norms, key_norms)
+    return dot_score(queries, keys) / np.outer(vector_lengths(queries), vector_lengths(keys))
 
 
 def padding_mask(token_ids) -> np.ndarray:
@@ -73,22 +81,26 @@ def look_ahead_mask(sequence_length: int) -> np.ndarray:
     return (cols <= rows).astype(np.float64)[np.newaxis]
 
 
-def attention_weights(q, k, mask=None, *, scale: float | None = None) -> np.ndarray:
-    """softmax(q k^T * scale) over the keys, with blocked positions at exactly 0.
+def attention_scores(q, k) -> np.ndarray:
+    """q k^T for any number of leading axes, before the scaling: (..., n, m)."""
+    return np.matmul(as_float(q), np.swapaxes(as_float(k), -1, -2))
 
-    `scale` defaults to 1/sqrt(d_k); the checks pass other values to recognise common mistakes.
-    """
-    q, k = _as_float(q), _as_float(k)
-    if scale is None:
-        scale = 1.0 / np.sqrt(k.shape[-1])
-    scores = np.matmul(q, np.swapaxes(k, -1, -2)) * scale
+
+def masked_softmax(scores, mask=None) -> np.ndarray:
+    """Softmax over the keys (last axis) with blocked positions (mask 0) at exactly 0."""
+    scores = as_float(scores)
     if mask is not None:
-        allowed = np.broadcast_to(_as_float(mask), scores.shape) > 0
+        allowed = np.broadcast_to(as_float(mask), scores.shape) > 0
         scores = np.where(allowed, scores, -np.inf)
     return softmax(scores, axis=-1)
+
+
+def attention_weights(q, k, mask=None) -> np.ndarray:
+    """softmax(q k^T / sqrt(d_k)) over the keys, with blocked positions at exactly 0."""
+    return masked_softmax(attention_scores(q, k) / np.sqrt(as_float(k).shape[-1]), mask)
 
 
 def scaled_dot_product_attention(q, k, v, mask=None) -> tuple[np.ndarray, np.ndarray]:
     """Return (softmax(q k^T / sqrt(d_k)) v, weights), for any number of leading batch axes."""
     weights = attention_weights(q, k, mask)
-    return np.matmul(weights, _as_float(v)), weights
+    return np.matmul(weights, as_float(v)), weights

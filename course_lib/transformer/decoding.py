@@ -2,7 +2,8 @@
 
 Token ids of the toy model: 0 padding, 1 start, 2 end, 3 "a", 4 "b". Its next-token
 probabilities depend only on the previous token and on whether the first encoder id is even or
-odd, so every number below can be checked by hand.
+odd, so every answer of the checks can be worked out by hand. The checks compare with values generated
+from the reference (`course_lib/expected/04_transformer.json`), so this module holds no solution code.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from course_lib.checking import CheckFailed, call_learner, expect_close, passed, to_array
+from course_lib.checking import CheckFailed, call_learner, expect_close, passed, stored_mistakes, to_array
+from course_lib.expected import load as load_expected
 
 TOY_PAD, TOY_START, TOY_END = 0, 1, 2
 TOY_TOKENS = ["<pad>", "<s>", "</s>", "a", "b"]
@@ -133,49 +135,45 @@ def inspect_beam(result, expected, name: str, *, start_id: int, end_id: int, max
 
 
 # ----------------------------------------------------------------------------------------------
-# Visible checks: the toy model above, expected results written out by hand
+# Visible checks: the toy model above. The expected results and the named mistakes' results are generated
+# by the reference on these inputs (autograde/expected/transformer/decoding.py).
+
+STEM = "04_transformer"
+# (encoder ids, max_length): one sentence ends after two tokens, the other never ends and stops at max_length.
+GREEDY_CASES = [([[2, 5], [1, 5]], 4), ([[4, 7]], 3)]
+# (encoder ids, alpha) with max_length 4 and beam width 3: for [[2, 5]] beam search beats greedy; for
+# [[1, 5]] length normalisation changes the winner.
+BEAM_CASES = [([[2, 5]], 1.0), ([[2, 5]], 0.0), ([[1, 5]], 1.0)]
+BEAM_MAX_LENGTH, BEAM_WIDTH = 4, 3
+
+
+def stored_hypotheses(value) -> list[tuple[list[int], float]]:
+    """[(tokens, score), ...] from a generated file's {"tokens": [...], "scores": [...]}."""
+    return [([int(t) for t in tokens], float(score))
+            for tokens, score in zip(value["tokens"], value["scores"], strict=True)]
 
 
 def check_greedy_decode(greedy_decode) -> None:
     """Two toy sentences: one ends after two tokens, the other never ends and stops at max_length."""
-    encoder_ids = np.array([[2, 5], [1, 5]])
-    result = call_learner(greedy_decode, toy_predict_next, encoder_ids, TOY_START, TOY_END, 4)
-    inspect_greedy(result, [[3, 2, 0, 0], [3, 3, 3, 3]], "greedy_decode(toy_predict_next, [[2, 5], [1, 5]], 1, 2, 4)",
-                   start_id=TOY_START, end_id=TOY_END, max_length=4,
-                   mistakes=[([[4, 2, 0, 0], [4, 2, 0, 0]], "that is the beam-search answer; greedy decoding takes "
-                                                            "the single most probable token at each step")])
-    single = call_learner(greedy_decode, toy_predict_next, np.array([[4, 7]]), TOY_START, TOY_END, 3)
-    inspect_greedy(single, [[3, 2, 0]], "greedy_decode(toy_predict_next, [[4, 7]], 1, 2, 3)",
-                   start_id=TOY_START, end_id=TOY_END, max_length=3)
+    for (encoder_ids, max_length), case in zip(GREEDY_CASES, load_expected(STEM, "decoding", "greedy_decode"),
+                                               strict=True):
+        result = call_learner(greedy_decode, toy_predict_next, np.array(encoder_ids), TOY_START, TOY_END, max_length)
+        inspect_greedy(result, case["expected"],
+                       f"greedy_decode(toy_predict_next, {encoder_ids}, {TOY_START}, {TOY_END}, {max_length})",
+                       start_id=TOY_START, end_id=TOY_END, max_length=max_length,
+                       mistakes=stored_mistakes(case["mistakes"]))
     passed("greedy_decode gives the expected tokens on the toy model (end token kept, padding after it, "
            "max_length respected)")
 
 
 def check_beam_search(beam_search) -> None:
     """Sentence [[2, 5]]: beam search beats greedy; sentence [[1, 5]]: normalisation changes the winner."""
-    cases = [
-        ([[2, 5]], 1.0, [([4, 2], -0.5108), ([3, 2], -0.7458), ([3, 3, 4, 2], -0.8472)], [3, 2],
-         [([([4, 2], -1.0217), ([3, 2], -1.4917), ([2], -2.3026)],
-           "the scores are not length-normalised: divide the summed log-probability by length ** alpha"),
-          ([([4, 2], -1.0217), ([3, 2], -1.4917), ([3, 3, 4, 2], -3.3888)],
-           "the scores are summed log-probabilities; return the normalised score log P / length ** alpha"),
-          ([([4, 2], -0.3406), ([3, 2], -0.4972), ([3, 3, 2], -0.6739)],
-           "the length counts the start token; count only the generated tokens (end token included)"),
-          ([([4, 2], -0.5108), ([3, 2], -0.7458), ([2], -2.3026)],
-           "the final ranking uses summed log-probabilities; rank by the normalised score")]),
-        ([[2, 5]], 0.0, [([4, 2], -1.0217), ([3, 2], -1.4917), ([2], -2.3026)], [3, 2], []),
-        ([[1, 5]], 1.0, [([3, 3, 3, 3], -0.6476), ([3, 4, 2], -0.6905), ([3, 3, 4, 2], -0.6912)], [3, 3, 3, 3],
-         [([([4, 2], -1.4065), ([3, 4, 2], -2.0715), ([3, 3, 3, 3], -2.5903)],
-           "the scores are not length-normalised: divide the summed log-probability by length ** alpha"),
-          ([([4, 2], -0.7032), ([3, 4, 2], -0.6905), ([3, 3, 3, 3], -0.6476)],
-           "the final ranking uses summed log-probabilities; rank by the normalised score"),
-          ([([3, 3, 3, 3], -2.5903), ([3, 4, 2], -2.0715), ([3, 3, 4, 2], -2.7646)],
-           "the ranking is right but the scores returned are summed log-probabilities; return log P / "
-           "length ** alpha")]),
-    ]
-    for encoder_ids, alpha, expected, greedy_tokens, mistakes in cases:
-        name = f"beam_search(toy_predict_next, {encoder_ids}, 1, 2, max_length=4, beam_width=3, alpha={alpha})"
-        result = call_learner(beam_search, toy_predict_next, np.array(encoder_ids), TOY_START, TOY_END, 4, 3, alpha)
-        inspect_beam(result, expected, name, start_id=TOY_START, end_id=TOY_END, max_length=4,
-                     greedy_tokens=greedy_tokens, mistakes=mistakes)
+    for (encoder_ids, alpha), case in zip(BEAM_CASES, load_expected(STEM, "decoding", "beam_search"), strict=True):
+        name = (f"beam_search(toy_predict_next, {encoder_ids}, {TOY_START}, {TOY_END}, max_length={BEAM_MAX_LENGTH}, "
+                f"beam_width={BEAM_WIDTH}, alpha={alpha})")
+        result = call_learner(beam_search, toy_predict_next, np.array(encoder_ids), TOY_START, TOY_END,
+                              BEAM_MAX_LENGTH, BEAM_WIDTH, alpha)
+        mistakes = [(stored_hypotheses(entry["value"]), entry["message"]) for entry in case["mistakes"].values()]
+        inspect_beam(result, stored_hypotheses(case["expected"]), name, start_id=TOY_START, end_id=TOY_END,
+                     max_length=BEAM_MAX_LENGTH, greedy_tokens=[int(t) for t in case["greedy"]], mistakes=mistakes)
     passed("beam_search finds the expected hypotheses and normalised scores on the toy model")

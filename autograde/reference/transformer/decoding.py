@@ -1,17 +1,19 @@
 """Reference greedy decoding and beam search (assignment 04), exactly as the notebook specifies them.
 
 `predict_next(encoder_ids, decoder_ids)` returns next-token log-probabilities (batch, vocab) after
-the last position of `decoder_ids` (batch, t). Token id 0 is padding.
-
-The keyword flags of `beam_search` reproduce common mistakes; the hidden checks use them to say
-what is wrong. They are off by default.
+the last position of `decoder_ids` (batch, t). Token id 0 is padding. The usual mistakes are built
+from `search`, `best` and `normalised_score` in autograde.mistakes.transformer.decoding.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 PAD = 0
+
+Hypothesis = tuple[list[int], float]  # generated tokens (start token excluded), a score
 
 
 def _log_probs(predict_next, encoder_ids, decoder_ids) -> np.ndarray:
@@ -19,8 +21,7 @@ def _log_probs(predict_next, encoder_ids, decoder_ids) -> np.ndarray:
     return np.asarray(value.numpy() if hasattr(value, "numpy") else value, dtype=np.float64)
 
 
-def greedy_decode(predict_next, encoder_ids, start_id: int, end_id: int, max_length: int,
-                  *, pad_after_end: bool = True) -> np.ndarray:
+def greedy_decode(predict_next, encoder_ids, start_id: int, end_id: int, max_length: int) -> np.ndarray:
     """(batch, max_length) int32: the most probable token at each step, start token excluded.
 
     A row that has produced `end_id` keeps it and gets `PAD` afterwards; the loop stops after
@@ -32,59 +33,67 @@ def greedy_decode(predict_next, encoder_ids, start_id: int, end_id: int, max_len
     finished = np.zeros(batch, dtype=bool)
     for _ in range(max_length):
         next_ids = _log_probs(predict_next, encoder_ids, decoder_ids).argmax(axis=-1).astype(np.int32)
-        if pad_after_end:
-            next_ids = np.where(finished, PAD, next_ids)
+        next_ids = np.where(finished, PAD, next_ids)
         decoder_ids = np.concatenate([decoder_ids, next_ids[:, None]], axis=1)
         finished |= next_ids == end_id
-        if pad_after_end and finished.all():
+        if finished.all():
             break
     result = np.full((batch, max_length), PAD, dtype=np.int32)
     result[:, :decoder_ids.shape[1] - 1] = decoder_ids[:, 1:]
     return result
 
 
-def beam_search(predict_next, encoder_ids, start_id: int, end_id: int, max_length: int, beam_width: int,
-                alpha: float, *, set_aside_finished: bool = True, length_offset: int = 0,
-                normalise_ranking: bool = True, normalise_scores: bool = True) -> list[tuple[list[int], float]]:
-    """The `beam_width` best hypotheses for one sentence (`encoder_ids` of shape (1, src_len)), best first.
+def search(predict_next, encoder_ids, start_id: int, end_id: int, max_length: int,
+           beam_width: int) -> list[Hypothesis]:
+    """The hypotheses a beam search ends with, finished ones first, each with its summed log-probability.
 
-    Each hypothesis is (tokens, score): tokens are the generated ids without the start token, ending
-    with `end_id` if it finished; score = log P(tokens) / len(tokens) ** alpha.
-
-    During the search live hypotheses (all of the same length) are ranked by summed log-probability;
-    at every step all of their one-token extensions are sorted (stable, so ties keep the order
-    beam by beam, token by token) and the best `beam_width` kept; those that end with `end_id` are
-    set aside as finished, the others stay live. The search stops when no hypothesis is live or
-    after `max_length` steps; finished and still-live hypotheses are then ranked together by the
-    normalised score.
+    Live hypotheses (all of the same length) are ranked by summed log-probability; at every step all of
+    their one-token extensions are sorted (stable, so ties keep the order beam by beam, token by token)
+    and the best `beam_width` kept; those that end with `end_id` are set aside as finished, the others
+    stay live. The search stops when no hypothesis is live or after `max_length` steps.
     """
     encoder_ids = np.asarray(encoder_ids)
-    live: list[tuple[list[int], float]] = [([], 0.0)]
-    finished: list[tuple[list[int], float]] = []
+    live: list[Hypothesis] = [([], 0.0)]
+    finished: list[Hypothesis] = []
     for _ in range(max_length):
         prefixes = np.array([[start_id] + tokens for tokens, _ in live], dtype=np.int32)
         log_probs = _log_probs(predict_next, np.repeat(encoder_ids, len(live), axis=0), prefixes)
         candidates = [(tokens + [token], score + float(log_probs[row, token]))
                       for row, (tokens, score) in enumerate(live) for token in range(log_probs.shape[1])]
-        # (with set_aside_finished=False, the mistake: a finished hypothesis stays live and keeps growing)
         order = np.argsort([-score for _, score in candidates], kind="stable")
         live = []
         for index in order[:beam_width]:
             tokens, score = candidates[index]
-            if set_aside_finished and tokens[-1] == end_id:
-                finished.append((tokens, score))
-            else:
-                live.append((tokens, score))
+            (finished if tokens[-1] == end_id else live).append((tokens, score))
         if not live:
             break
-    hypotheses = finished + live
+    return finished + live
 
+
+def normalised_score(tokens: list[int], score: float, alpha: float) -> float:
+    """log P(tokens) / len(tokens) ** alpha: the length counts every generated token, end token included."""
+    return score / len(tokens) ** alpha
+
+
+def best(hypotheses: list[Hypothesis], beam_width: int,
+         rank_by: Callable[[list[int], float], float]) -> list[Hypothesis]:
+    """The `beam_width` hypotheses with the highest `rank_by(tokens, score)`, best first (stable on ties)."""
+    return sorted(hypotheses, key=lambda hypothesis: -rank_by(*hypothesis))[:beam_width]
+
+
+def beam_search(predict_next, encoder_ids, start_id: int, end_id: int, max_length: int, beam_width: int,
+                alpha: float) -> list[Hypothesis]:
+    """The `beam_width` best hypotheses for one sentence (`encoder_ids` of shape (1, src_len)), best first.
+
+    Each hypothesis is (tokens, score): tokens are the generated ids without the start token, ending
+    with `end_id` if it finished; score = log P(tokens) / len(tokens) ** alpha. Finished and still-live
+    hypotheses of `search` are ranked together by that normalised score.
+    """
     def normalised(tokens, score):
-        return score / (len(tokens) + length_offset) ** alpha
+        return normalised_score(tokens, score, alpha)
 
-    key = (lambda h: -normalised(*h)) if normalise_ranking else (lambda h: -h[1])
-    ranked = sorted(hypotheses, key=key)[:beam_width]
-    return [(tokens, normalised(tokens, score) if normalise_scores else score) for tokens, score in ranked]
+    hypotheses = search(predict_next, encoder_ids, start_id, end_id, max_length, beam_width)
+    return [(tokens, normalised(tokens, score)) for tokens, score in best(hypotheses, beam_width, normalised)]
 
 
 def toy_predict_next(seed: int, vocab_size: int, start_id: int, end_id: int, *, end_bias: float = 0.6,

@@ -1,0 +1,1 @@
+"""Named mistakes of assignment 05 (BERT), one module per part."""

@@ -1,0 +1,1 @@
+"""Named mistakes of assignment 04 (transformer), one module per part."""
