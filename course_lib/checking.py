@@ -210,11 +210,6 @@ def expect_dropout_in_training(inference, training, name: str) -> None:
                           "Apply the dropout layers with training=training")
 
 
-def named_mistakes(results: Mapping[str, object], messages: Mapping[str, str]) -> list[tuple[np.ndarray, str]]:
-    """(wrong result, message) for every mistake in `messages` whose result is in `results`."""
-    return [(np.asarray(results[name]), message) for name, message in messages.items() if name in results]
-
-
 def stored_mistakes(entries: Mapping[str, Mapping]) -> list[tuple[np.ndarray, str]]:
     """(wrong result, message) pairs from a generated file's {"name": {"value": ..., "message": ...}}."""
     return [(np.asarray(entry["value"]), entry["message"]) for entry in entries.values()]

@@ -119,6 +119,16 @@ def _calls(kind: str) -> list[dict]:
     return [call for call in _CALLS if call.get("called") == kind]
 
 
+def _layer_calls_in_order(kind: str, stack: str, attribute: str, count: int) -> list[dict]:
+    """The calls of the `kind` doubles, which must be each layer once, in order."""
+    calls = _calls(kind)
+    order = [call["index"] for call in calls]
+    if order != list(range(count)):
+        raise CheckFailed(f"the {stack} layers were called in the order {order}; "
+                          f"call each of self.{attribute} once, in order, on the previous layer's output")
+    return calls
+
+
 def _same_mask(received, expected) -> bool:
     if received is None:
         return expected is None
@@ -235,10 +245,7 @@ def check_encoder(Encoder) -> None:  # noqa: N803
     ids, mask = to_tensor(INPUT_IDS, "int32"), to_tensor(ENCODER_PADDING)
     output = call_layer(encoder, ids, training=False, mask=mask, hint=POSITION_HINT)
     expect_shape(to_array(output, "Encoder output"), (2, 4, 4), "Encoder output")
-    calls = _calls("EncoderLayer")
-    if [call["index"] for call in calls] != [0, 1]:
-        raise CheckFailed(f"the encoder layers were called in the order {[call['index'] for call in calls]}; "
-                          "call each of self.enc_layers once, in order, on the previous layer's output")
+    calls = _layer_calls_in_order("EncoderLayer", "encoder", "enc_layers", 2)
     for call in calls:
         _expect_mask_passed(call["mask"], ENCODER_PADDING, f"encoder layer {call['index']}", {})
     expect_deterministic(output, call_layer(encoder, ids, training=False, mask=mask), "Encoder output",
@@ -255,10 +262,7 @@ def check_decoder(Decoder) -> None:  # noqa: N803
     inputs, kwargs = _decoder_inputs(), _decoder_kwargs()
     output, weights = outputs_of(call_layer(decoder, *inputs, **kwargs), 2, "Decoder", "a pair (x, weights)")
     expect_shape(to_array(output, "Decoder output"), (2, 3, 4), "Decoder output")
-    calls = _calls("DecoderLayer")
-    if [call["index"] for call in calls] != [0, 1]:
-        raise CheckFailed(f"the decoder layers were called in the order {[call['index'] for call in calls]}; "
-                          "call each of self.dec_layers once, in order, on the previous layer's output")
+    calls = _layer_calls_in_order("DecoderLayer", "decoder", "dec_layers", 2)
     masks = {"look_ahead_mask": LOOK_AHEAD, "padding_mask": ENCODER_PADDING}
     for call in calls:
         for name, mask in masks.items():
