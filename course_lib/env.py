@@ -35,18 +35,25 @@ def _native_stderr_muted():
         os.close(saved)
 
 
-def setup(seed: int = 0, *, verbose: bool = True) -> None:
-    """Import TensorFlow quietly, seed every generator, and say which mode is on."""
-    # Must be set before TensorFlow is first imported to take effect.
+def quiet_tensorflow():
+    """TensorFlow, imported without its start-up log lines on stderr."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import numpy as np
-
     if "tensorflow" not in sys.modules:
         with _native_stderr_muted():
             import keras  # noqa: F401  (keras and tensorflow log while they load)
     import tensorflow as tf
 
     tf.get_logger().setLevel("ERROR")
+    return tf
+
+
+def setup(seed: int = 0, *, verbose: bool = True) -> None:
+    """Import TensorFlow quietly, seed every generator, and say which mode is on."""
+    # Must be set before TensorFlow is first imported to take effect.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import numpy as np
+
+    tf = quiet_tensorflow()
     random.seed(seed)
     np.random.seed(seed)
     tf.random.set_seed(seed)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograde.checks import rng as draw
 from autograde.mistakes import multi_head_attention as mistakes
 from autograde.mistakes import results
 from autograde.reference import multi_head_attention as ref
@@ -59,7 +60,7 @@ def _float32(array) -> np.ndarray:
 
 
 def grade_split_heads(split_heads) -> None:
-    rng = np.random.default_rng(31)
+    rng = draw(31)
     for batch, seq, d_model, heads in HEAD_SHAPES:
         x = _float32(rng.standard_normal((batch, seq, d_model)))
         expect_heads(quietly(split_heads, to_tensor(x), heads), ref.split_heads(x, heads),
@@ -70,7 +71,7 @@ def grade_split_heads(split_heads) -> None:
 
 
 def grade_merge_heads(merge_heads) -> None:
-    rng = np.random.default_rng(32)
+    rng = draw(32)
     for batch, seq, d_model, heads in HEAD_SHAPES:
         depth = d_model // heads
         x = _float32(rng.standard_normal((batch, heads, seq, depth)))
@@ -105,7 +106,7 @@ def _mask(rng, kind: str, batch: int, n_q: int, n_k: int):
 def grade_multi_head_attention_call(layer_class) -> None:
     """The layer's call on seeded inputs and weights; split_heads and merge_heads are the reference's."""
     call = getattr(layer_class, "call", None)
-    rng = np.random.default_rng(33)
+    rng = draw(33)
     for batch, n_q, n_k, d_model, heads, kind in CALL_CASES:
         description = (f"batch {batch}, {n_q} queries, {n_k} keys, d_model {d_model}, {heads} heads, "
                        f"mask: {kind}")
@@ -154,7 +155,7 @@ def grade_copy_keras_weights(copy_keras_weights) -> None:
     """Copy random Keras weights into the reference layer; its weights, then its outputs, must match Keras's."""
     import keras
 
-    rng = np.random.default_rng(34)
+    rng = draw(34)
     for d_model, heads in COPY_CASES:
         description = f"d_model {d_model}, {heads} heads"
         keras_layer = keras.layers.MultiHeadAttention(num_heads=heads, key_dim=d_model // heads)

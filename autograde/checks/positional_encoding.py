@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograde.checks import rng as draw
 from autograde.mistakes import positional_encoding as mistakes
 from autograde.mistakes import results
 from autograde.reference import positional_encoding as ref
@@ -24,7 +25,7 @@ def grade_get_angles(get_angles) -> None:
 
 
 def _grade_get_angles(get_angles) -> None:
-    rng = np.random.default_rng(101)
+    rng = draw(101)
     for case, (num_positions, num_dims, d) in enumerate(ANGLE_CASES):
         if case % 2:
             pos = rng.integers(0, 1000, size=(num_positions, 1))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograde.checks import rng as draw
 from autograde.mistakes import results
 from autograde.mistakes import scaled_dot_product_attention as mistakes
 from autograde.reference import scaled_dot_product_attention as ref
@@ -26,7 +27,7 @@ SCORE_SHAPES = [(1, 1, 1), (3, 5, 4), (6, 2, 16), (4, 7, 64)]
 def _grade_scores(name, fn, reference, catalogue, more_inputs=lambda rng, d: ()) -> None:
     """`fn` against `reference` on random queries and keys of every shape; `more_inputs(rng, d)` draws the
     score's other arguments (weights)."""
-    rng = np.random.default_rng(2)
+    rng = draw(2)
     for n, m, d in SCORE_SHAPES:
         queries, keys = rng.standard_normal((n, d)), rng.standard_normal((m, d))
         inputs = (queries, keys, *more_inputs(rng, d))
@@ -59,7 +60,7 @@ def grade_additive_score(additive_score) -> None:
 
 
 def grade_cosine_score(cosine_score) -> None:
-    rng = np.random.default_rng(3)
+    rng = draw(3)
     for n, m, d in SCORE_SHAPES:
         # Vectors of very different lengths, so a missing normalisation cannot hide.
         queries = rng.standard_normal((n, d)) * rng.uniform(0.2, 5.0, size=(n, 1))
@@ -81,7 +82,7 @@ def _random_token_ids(rng, batch: int, length: int, *, min_length: int = 1) -> n
 
 
 def grade_create_padding_mask(create_padding_mask) -> None:
-    rng = np.random.default_rng(4)
+    rng = draw(4)
     for batch, length, dtype in [(1, 1, "int32"), (4, 7, "int32"), (8, 12, "int64"), (2, 30, "int32")]:
         ids = _random_token_ids(rng, batch, length)
         expect_mask(quietly(create_padding_mask, to_tensor(ids, dtype)), ref.padding_mask(ids),
@@ -147,7 +148,7 @@ def _large_score_case(rng):
 
 
 def grade_scaled_dot_product_attention(scaled_dot_product_attention) -> None:
-    rng = np.random.default_rng(5)
+    rng = draw(5)
     cases = list(_attention_cases(rng))
     cases.append(("blocked keys with very large scores", *_large_score_case(rng)))
     for description, q, k, v, mask in cases:

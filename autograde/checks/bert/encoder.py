@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from autograde.checks import rng as draw
+from autograde.checks import seed_of
 from autograde.mistakes import results
 from autograde.mistakes.bert import encoder as mistakes
 from autograde.reference.bert import encoder as ref
@@ -78,12 +80,12 @@ def grade_bert_embedding(BertEmbedding) -> None:  # noqa: N803
 
 def _grade_embedding_case(BertEmbedding, index: int, case: Case) -> None:  # noqa: N803
     config = case.config()
-    ids, segments, _ = padded_batch(np.random.default_rng(900 + index), config, case.batch, case.seq)
+    ids, segments, _ = padded_batch(draw(900 + index), config, case.batch, case.seq)
     layer = make_layer(BertEmbedding, case.vocab, case.hidden, max_sequence_length=case.max_len,
                        num_segments=case.segments, dropout=0.5, layernorm_eps=case.eps)
     with quiet():
         prebuild(layer, config)
-        weights = seed_variables(bert_variables(layer, config, part="embedding"), seed=910 + index)
+        weights = seed_variables(bert_variables(layer, config, part="embedding"), seed=seed_of(910 + index))
     output, again, training = (call_layer(layer, ids, segments, training=t, hint=EMBEDDING_HINT)
                                for t in (False, False, True))
     name = f"BertEmbedding output ({case.label()})"
@@ -107,12 +109,12 @@ ENCODER_CASES = [
 
 def _run_encoder(BertEncoder, case: Case, index: int):  # noqa: N803
     config = case.config()
-    ids, segments, mask = padded_batch(np.random.default_rng(920 + index), config, case.batch, case.seq)
+    ids, segments, mask = padded_batch(draw(920 + index), config, case.batch, case.seq)
     encoder = make_layer(BertEncoder, case.vocab, case.layers, case.heads, case.hidden, case.inter, dropout=0.5,
                          max_sequence_length=case.max_len, num_segments=case.segments)
     with quiet():
         prebuild(encoder, config)
-        weights = seed_variables(bert_variables(encoder, config), seed=930 + index)
+        weights = seed_variables(bert_variables(encoder, config), seed=seed_of(930 + index))
     outputs = [call_layer(encoder, ids, segments, mask, training=t, hint=ENCODER_HINT) for t in (False, False, True)]
     return (ids, segments, mask), weights, outputs
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograde.checks import rng as draw
 from autograde.mistakes import results
 from autograde.mistakes.bert import inputs as mistakes
 from autograde.reference.bert import inputs as ref
@@ -59,7 +60,7 @@ def _run_case(build_bert_inputs, tokens_a, tokens_b, max_len, ids, label):
 
 
 def grade_build_bert_inputs(build_bert_inputs) -> None:
-    rng = np.random.default_rng(51)
+    rng = draw(51)
     with quiet():
         for number, (length_a, length_b, max_len) in enumerate(PAIR_CASES):
             ids = SPECIAL_ID_SETS[number % len(SPECIAL_ID_SETS)]

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from autograde.checks import rng as draw
 from autograde.reference.bert import masking as ref
 from course_lib.bert.masking import (
     BERT_MASKING,
@@ -46,7 +47,7 @@ def _expect_uniform_replacements(original, masked, selected, *, mask_id, vocab_s
 
 
 def grade_mask_tokens(mask_tokens) -> None:
-    rng = np.random.default_rng(55)
+    rng = draw(55)
     with quiet():
         large = random_token_batch(rng, 2000, 128, unk_id=100)
         label = "2,000 sequences of 128 ids, default rates"

@@ -12,6 +12,8 @@ import functools
 
 import numpy as np
 
+from autograde.checks import rng as draw
+from autograde.checks import seed_of
 from autograde.reference.bert.keras_layers import BertEncoder
 from autograde.reference.bert.weights import sources
 from course_lib.bert.encoder import ENCODER_ARGS, build_unused, padded_batch
@@ -107,8 +109,8 @@ def real_inputs(tokenizer, sentences=SENTENCES):
 def grade_load_bert_weights(load_bert_weights) -> None:
     for index, config in enumerate(SMALL_BACKBONES):
         with quiet():
-            backbone = make_backbone(config, seed=940 + index)
-        inputs = padded_batch(np.random.default_rng(950 + index), config, 3, 7)
+            backbone = make_backbone(config, seed=seed_of(940 + index))
+        inputs = padded_batch(draw(950 + index), config, 3, 7)
         what = (f"small random backbone: {config['num_layers']} layers, hidden {config['hidden_dim']}, "
                 f"vocabulary {config['vocabulary_size']}")
         _grade_loaded(load_bert_weights, backbone, config, inputs, what)

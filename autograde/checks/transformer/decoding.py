@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograde.checks import rng as draw
 from autograde.mistakes import results
 from autograde.mistakes.transformer import decoding as mistakes
 from autograde.reference.transformer import decoding as ref
@@ -29,7 +30,7 @@ BEAM_CASES = [(2, 7, [3, 4, 5], 6, 3, 1.0), (4, 7, [3, 4, 5], 6, 3, 1.0), (5, 7,
 
 def grade_greedy_decode(greedy_decode) -> None:
     for seed, vocab, batch, src_len, max_length in GREEDY_CASES:
-        rng = np.random.default_rng(seed)
+        rng = draw(seed)
         encoder_ids = rng.integers(3, vocab, size=(batch, src_len)).astype(np.int32)
         inputs = (ref.toy_predict_next(seed, vocab, START, END), encoder_ids, START, END, max_length)
         expected, wrong = ref.greedy_decode(*inputs), results(mistakes.GREEDY, *inputs)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from autograde.checks import rng as draw
+from autograde.checks import seed_of
 from autograde.mistakes import results
 from autograde.mistakes.transformer import layers as mistakes
 from autograde.reference.transformer import layers as ref
@@ -120,14 +122,14 @@ def grade_encoder_layer(EncoderLayer) -> None:  # noqa: N803
 
 
 def _grade_encoder_layer_case(EncoderLayer, index: int, case: Case) -> None:  # noqa: N803
-    rng = np.random.default_rng(400 + index)
+    rng = draw(400 + index)
     x = rng.standard_normal((case.batch, case.target, case.d))
     mask = encoder_mask(case, token_ids(rng, case.batch, case.target, 9))
 
     def run():
         layer = make_layer(EncoderLayer, case.d, case.heads, case.fc, dropout_rate=0.5, layernorm_eps=case.eps)
         call_layer(layer, to_tensor(x), training=False, mask=to_tensor(mask))
-        weights = seed_weights(layer, "encoder_layer", case.block_config(), seed=index)
+        weights = seed_weights(layer, "encoder_layer", case.block_config(), seed=seed_of(index))
         return weights, *[call_layer(layer, to_tensor(x), training=False, mask=to_tensor(mask)) for _ in range(2)]
 
     weights, output, again = quietly_run(run)
@@ -167,7 +169,7 @@ def _expect_weights(actual, expected, name: str, other) -> None:
 
 
 def _grade_decoder_layer_case(DecoderLayer, index: int, case: Case) -> None:  # noqa: N803
-    rng = np.random.default_rng(600 + index)
+    rng = draw(600 + index)
     x = rng.standard_normal((case.batch, case.target, case.d))
     enc_output = rng.standard_normal((case.batch, case.source, case.d))
     look_ahead, padding = decoder_masks(case, token_ids(rng, case.batch, case.target, 9),
@@ -178,7 +180,7 @@ def _grade_decoder_layer_case(DecoderLayer, index: int, case: Case) -> None:  # 
     def run():
         layer = make_layer(DecoderLayer, case.d, case.heads, case.fc, dropout_rate=0.5, layernorm_eps=case.eps)
         call_layer(layer, to_tensor(x), to_tensor(enc_output), **kwargs)
-        weights = seed_weights(layer, "decoder_layer", case.block_config(), seed=index)
+        weights = seed_weights(layer, "decoder_layer", case.block_config(), seed=seed_of(index))
         return weights, [call_layer(layer, to_tensor(x), to_tensor(enc_output), **kwargs) for _ in range(2)]
 
     weights, (result, again) = quietly_run(run)

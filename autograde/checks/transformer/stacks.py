@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograde.checks import rng as draw
+from autograde.checks import seed_of
 from autograde.checks.transformer.layers import (
     TOL,
     Case,
@@ -87,7 +89,7 @@ ENCODER_CASES = [
 
 def _encoder_setup(case: Case, index: int):
     """(ids, mask, weight config, constructor arguments) of an encoder case."""
-    rng = np.random.default_rng(500 + index)
+    rng = draw(500 + index)
     vocab, max_positions = 11 + index, case.target + 3
     ids = token_ids(rng, case.batch, case.target, vocab)
     config = {"num_layers": case.num_layers, **case.block_config(), "input_vocab_size": vocab}
@@ -100,7 +102,7 @@ def _run_encoder(Encoder, case, index):  # noqa: N803
     ids, mask, config, args = _encoder_setup(case, index)
     encoder = make_layer(Encoder, *args, dropout_rate=0.5, layernorm_eps=case.eps)
     call_layer(encoder, to_tensor(ids, "int32"), training=False, mask=to_tensor(mask), hint=POSITION_HINT)
-    weights = seed_weights(encoder, "encoder", config, seed=index)
+    weights = seed_weights(encoder, "encoder", config, seed=seed_of(index))
     outputs = [call_layer(encoder, to_tensor(ids, "int32"), training=False, mask=to_tensor(mask), hint=POSITION_HINT)
                for _ in range(2)]
     return weights, *outputs
@@ -145,7 +147,7 @@ DECODER_CASES = [
 
 def _decoder_setup(case: Case, index: int):
     """(ids, enc_output, look_ahead_mask, padding_mask, weight config, constructor arguments) of a decoder case."""
-    rng = np.random.default_rng(700 + index)
+    rng = draw(700 + index)
     vocab, max_positions = 13 + index, case.target + 2
     ids = token_ids(rng, case.batch, case.target, vocab)
     enc_output = rng.standard_normal((case.batch, case.source, case.d))
@@ -162,7 +164,7 @@ def _run_decoder(Decoder, case, index):  # noqa: N803
     kwargs = dict(training=False, look_ahead_mask=to_tensor(look_ahead), padding_mask=to_tensor(padding),
                   hint=POSITION_HINT)
     call_layer(decoder, to_tensor(ids, "int32"), to_tensor(enc_output), **kwargs)
-    weights = seed_weights(decoder, "decoder", config, seed=index)
+    weights = seed_weights(decoder, "decoder", config, seed=seed_of(index))
     return weights, *[call_layer(decoder, to_tensor(ids, "int32"), to_tensor(enc_output), **kwargs)
                       for _ in range(2)]
 
@@ -214,7 +216,7 @@ def grade_transformer(Transformer) -> None:  # noqa: N803
 
 
 def _grade_transformer_case(Transformer, index: int, case: Case) -> None:  # noqa: N803
-    rng = np.random.default_rng(800 + index)
+    rng = draw(800 + index)
     input_vocab, target_vocab = 11 + index, 6 + index
     max_in, max_out = case.source + 2, case.target + 3
     inputs = token_ids(rng, case.batch, case.source, input_vocab)
@@ -229,7 +231,7 @@ def _grade_transformer_case(Transformer, index: int, case: Case) -> None:  # noq
         model = make_layer(Transformer, case.num_layers, case.d, case.heads, case.fc, input_vocab, target_vocab,
                            max_in, max_out, dropout_rate=0.5, layernorm_eps=case.eps)
         call_layer(model, to_tensor(inputs, "int32"), to_tensor(targets, "int32"), **kwargs)
-        weights = seed_weights(model, "transformer", config, seed=index)
+        weights = seed_weights(model, "transformer", config, seed=seed_of(index))
         return weights, [call_layer(model, to_tensor(inputs, "int32"), to_tensor(targets, "int32"), **kwargs)
                          for _ in range(2)]
 

@@ -1,0 +1,174 @@
+"""The grader's agent inside a student's kernel: it runs the student's code on inputs the grader sends.
+
+The grader executes this module's source (after `wire.py`'s) in the kernel once the notebook has run, then
+sends requests as files in the kernel's working folder. The agent never sees a reference result, a check or
+a score: it looks names up in the notebook, calls them, sets weights, and writes back what they returned.
+Objects that are not plain data stay here, in a table, and the grader refers to them by number. Tampering
+with the agent can only change what the student's code is reported to return, which the grader judges.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import types
+import warnings
+
+try:
+    from autograde.wire import Decoder, WireError, dump, read, type_name
+except ImportError:  # inside the kernel: `wire.py`'s source was executed into this namespace first
+    pass
+
+_PATH_PART = re.compile(r"([A-Za-z_]\w*)((?:\[\d+\])*)")
+
+
+class Agent:
+    def __init__(self, namespace: dict, folder: str):
+        self.namespace = namespace
+        self.folder = folder
+        self.objects: dict[int, object] = {}
+        self.parts: dict[str, types.ModuleType] = {}
+        self.saved: list[dict] = []
+
+    # -- handles -------------------------------------------------------------------------------
+    def handle_of(self, value) -> int:
+        key = id(value)
+        self.objects[key] = value  # kept alive while the grader may refer to it
+        return key
+
+    def object(self, key: int, _type: str = ""):
+        if key not in self.objects:
+            raise LookupError(f"no object {key} in the kernel (released or never sent)")
+        return self.objects[key]
+
+    # -- one request ---------------------------------------------------------------------------
+    def serve(self, number: int) -> None:
+        """Answer request `number`: read `<number>.in`, write `<number>.out`."""
+        tree, arrays = read(os.path.join(self.folder, f"{number}.in"))
+        decoder = Decoder(arrays, tensor=_tensor, handle=self.object)
+        request = decoder.decode(tree)
+        try:
+            result = {"ok": getattr(self, "op_" + request["op"])(**request["args"])}
+        except NotImplementedError as error:
+            result = {"raised": {"type": "NotImplementedError", "message": str(error)[:2000], "unfinished": True}}
+        except Exception as error:
+            result = {"raised": {"type": type_name(error), "message": _message(error)}}
+        path = os.path.join(self.folder, f"{number}.out")
+        try:
+            dump(path, result, self.handle_of)
+        except WireError as error:
+            dump(path, {"raised": {"type": "WireError", "message": str(error), "unsendable": True}})
+
+    # -- operations ----------------------------------------------------------------------------
+    def op_lookup(self, name: str):
+        if name not in self.namespace:
+            raise NameError(f"name {name!r} is not defined in the notebook")
+        return self.namespace[name]
+
+    def op_call(self, target, args=(), kwargs=None, method: str | None = None):
+        function = getattr(target, method) if method else target
+        with _quiet():
+            return function(*args, **(kwargs or {}))
+
+    def op_getattr(self, target, name: str):
+        with _quiet():
+            return getattr(target, name)
+
+    def op_assign(self, target, weights: dict):
+        """Set each variable at an attribute path ("mha.query_dense.kernel") to the given array."""
+        with _quiet():
+            for path, value in weights.items():
+                variable = resolve(target, path)
+                if tuple(variable.shape) != tuple(value.shape):
+                    raise ValueError(f"{path} has shape {tuple(variable.shape)}, expected {tuple(value.shape)}")
+                variable.assign(value.astype(getattr(variable.dtype, "name", variable.dtype)))
+        return None
+
+    def op_load_part(self, key: str, source: str):
+        """A reference part, given as source, in a module of its own."""
+        module = types.ModuleType(f"course_grading_part_{key}")
+        exec(compile(source, f"<reference part {key}>", "exec"), module.__dict__)
+        self.parts[key] = module
+        return None
+
+    def op_part(self, key: str, attribute: str):
+        """A reference part itself (a toy model the student's function is given, say)."""
+        return getattr(self.parts[key], attribute)
+
+    def op_library(self, module: str, attribute: str):
+        """A library object made in the kernel (a keras layer the student's code copies weights from)."""
+        if module.split(".")[0] not in {"keras", "keras_hub", "tensorflow", "numpy", "course_lib"}:
+            raise ValueError(f"{module} is not a library the grader uses")
+        import importlib
+
+        return getattr(importlib.import_module(module), attribute)
+
+    def op_swap(self, names: dict):
+        """Point notebook names at reference parts (names -> [part key, attribute]) until `op_restore`."""
+        missing = object()
+        saved = {name: self.namespace.get(name, missing) for name in names}
+        self.saved.append({"values": saved, "missing": missing})
+        for name, (key, attribute) in names.items():
+            self.namespace[name] = getattr(self.parts[key], attribute)
+        return None
+
+    def op_restore(self):
+        entry = self.saved.pop()
+        for name, value in entry["values"].items():
+            if value is entry["missing"]:
+                self.namespace.pop(name, None)
+            else:
+                self.namespace[name] = value
+        return None
+
+    def op_release(self):
+        self.objects.clear()
+        return None
+
+
+def resolve(owner, path: str):
+    """The object at an attribute path such as "enc_layers[2].ffn.layers[0].kernel"."""
+    target = owner
+    for part in path.split("."):
+        match = _PATH_PART.fullmatch(part)
+        if not match:
+            raise ValueError(f"bad attribute path {path!r}")
+        target = getattr(target, match.group(1))
+        for index in re.findall(r"\[(\d+)\]", match.group(2)):
+            target = target[int(index)]
+    return target
+
+
+def _tensor(array):
+    import tensorflow as tf
+
+    return tf.constant(array)
+
+
+def _message(error: BaseException) -> str:
+    text = str(error)
+    return text if len(text) <= 2000 else text[:2000] + " ..."
+
+
+class _Sink(io.TextIOBase):
+    """A text stream that forgets what it is given (a call may print any amount)."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+@contextlib.contextmanager
+def _quiet():
+    """The student's prints and warnings go nowhere while the grader calls their code."""
+    import numpy as np
+
+    sink = _Sink()
+    with warnings.catch_warnings(), np.errstate(all="ignore"), \
+            contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        warnings.simplefilter("ignore")
+        yield

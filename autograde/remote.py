@@ -1,0 +1,255 @@
+"""The grader's side of a sandboxed kernel: the student's functions and layers as local-looking objects.
+
+`Remote(kernel).lookup("get_angles")` returns a `Handle`; calling it, reading its attributes or calling its
+methods runs in the kernel through the agent (autograde/kernel_agent.py). Plain data comes back by value
+(tensors as `tf.constant`s), anything else as another handle. The hidden checks therefore run unchanged in
+the grader's process, with the reference and the comparison out of the kernel's reach.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import itertools
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from autograde import kernel_agent, wire
+from autograde.course import REPO_ROOT
+from autograde.sandbox import SandboxKernel
+
+AGENT = "__course_grading_agent__"
+
+
+class LearnerError:
+    """Mixed into the exception raised here when the student's code raised in the kernel."""
+
+    remote_type = "Exception"
+
+
+_ERROR_TYPES: dict[str, type] = {}
+
+
+def learner_error(type_name: str, message: str) -> BaseException:
+    """An exception named like the one raised in the kernel, of that type when it is a builtin, so that
+    `hasattr`, `except AttributeError` and the checks' messages behave as if the call were local."""
+    if type_name not in _ERROR_TYPES:
+        base = getattr(builtins, type_name, None)
+        if not (isinstance(base, type) and issubclass(base, Exception)) or base is NotImplementedError:
+            base = Exception
+        _ERROR_TYPES[type_name] = type(type_name, (base, LearnerError), {"remote_type": type_name})
+    return _ERROR_TYPES[type_name](message)
+
+
+class KernelTrouble(BaseException):  # noqa: N818 - not an Exception, so that checks never swallow it
+    """The kernel stopped answering: the call timed out, the kernel died, or the agent was broken."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+class Handle:
+    """An object that lives in the kernel."""
+
+    __slots__ = ("_remote", "_id")
+
+    def __init__(self, remote: Remote, key: int):
+        object.__setattr__(self, "_remote", remote)
+        object.__setattr__(self, "_id", key)
+
+    def __call__(self, *args, **kwargs):
+        return self._remote.request("call", target=self, args=list(args), kwargs=kwargs)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") and name not in ("__name__", "__init__", "__call__"):
+            raise AttributeError(name)
+        value = self._remote.request("getattr", target=self, name=name)
+        if name == "__name__":
+            return wire.type_name(type("x", (), {})) if not isinstance(value, str) else value[:60]
+        return value
+
+    def __setattr__(self, name, value):
+        raise AttributeError("objects in the student's kernel are read-only from the grader")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} in the student's kernel>"
+
+
+_HANDLE_TYPES: dict[str, type] = {}
+
+
+def handle_type(name: str) -> type:
+    """A Handle subclass named like the remote object's type, so messages read naturally."""
+    if name not in _HANDLE_TYPES:
+        _HANDLE_TYPES[name] = type(name or "object", (Handle,), {"__slots__": ()})
+    return _HANDLE_TYPES[name]
+
+
+def _tensor(array: np.ndarray):
+    from course_lib.env import quiet_tensorflow
+
+    tf = quiet_tensorflow()
+
+    return tf.constant(array)
+
+
+class Remote:
+    """Requests to the agent in `kernel`, one file pair per request in the kernel's `.grading` folder."""
+
+    def __init__(self, kernel: SandboxKernel, *, timeout: float = 60.0):
+        self.kernel, self.timeout = kernel, timeout
+        self.folder = kernel.work / ".grading"
+        self.numbers = itertools.count(1)
+        self.parts: dict[str, str] = {}
+
+    def install(self) -> None:
+        """Put the agent in the kernel (after the notebook has run, so notebook code never sees it first)."""
+        self.folder.mkdir(exist_ok=True)
+        self.parts.clear()
+        sources = [Path(wire.__file__).read_text(), Path(kernel_agent.__file__).read_text()]
+        code = (
+            "import types as _types, sys as _sys\n"
+            f"_module = _types.ModuleType({AGENT!r})\n"
+            f"for _source in {sources!r}:\n"
+            f"    exec(compile(_source, {AGENT!r}, 'exec'), _module.__dict__)\n"
+            f"{AGENT} = _module.Agent(get_ipython().user_ns, {str(self.folder)!r})\n"
+            "del _types, _sys, _module, _source\n"
+        )
+        outcome = self.kernel.run(code, timeout=self.timeout)
+        if outcome.status != "ok":
+            raise KernelTrouble(outcome.status, f"the grading agent could not start ({outcome.ename}: "
+                                                f"{outcome.evalue[:200]})")
+
+    def request(self, op: str, **args):
+        number = next(self.numbers)
+        encoder = wire.Encoder(handle_of=self._handle_id)
+        tree = encoder.encode({"op": op, "args": args})
+        wire.save(self.folder / f"{number}.in", tree, encoder.arrays)
+        outcome = self.kernel.run(f"{AGENT}.serve({number})", timeout=self.timeout)
+        if outcome.status == "timeout":
+            raise KernelTrouble("timeout", f"did not finish within {self.timeout:g} s")
+        if outcome.status == "died":
+            raise KernelTrouble("died", "the kernel died (a crash, os._exit or running out of memory)")
+        if outcome.status == "error":
+            kind = "memory" if outcome.ename == "MemoryError" else "agent"
+            raise KernelTrouble(kind, f"{outcome.ename}: {outcome.evalue[:300]}")
+        result_path = self.folder / f"{number}.out"
+        try:
+            tree, arrays = wire.read(result_path)
+            result = wire.Decoder(arrays, tensor=_tensor, handle=self._handle).decode(tree)
+        except (OSError, wire.WireError) as error:
+            raise KernelTrouble("agent", f"no readable answer from the kernel ({error})") from None
+        finally:
+            for path in (self.folder / f"{number}.in", result_path):
+                path.unlink(missing_ok=True)
+        if not isinstance(result, dict):
+            raise KernelTrouble("agent", "a malformed answer from the kernel")
+        if "raised" in result:
+            raised = result["raised"] if isinstance(result["raised"], dict) else {}
+            message = str(raised.get("message", ""))[:2000]
+            if raised.get("unfinished"):
+                raise NotImplementedError(message)
+            raise learner_error(str(raised.get("type", "Exception"))[:60], message)
+        return result.get("ok")
+
+    def _handle(self, key: int, type_name: str) -> Handle:
+        return handle_type(type_name)(self, key)
+
+    @staticmethod
+    def _handle_id(value) -> int:
+        if isinstance(value, Handle):
+            return object.__getattribute__(value, "_id")
+        raise wire.WireError(f"a {type(value).__name__} cannot be sent to the kernel")
+
+    # -- conveniences --------------------------------------------------------------------------
+    def lookup(self, name: str):
+        return self.request("lookup", name=name)
+
+    def part(self, dotted: str):
+        """The reference object `module:attribute`, made in the kernel (a toy model, say)."""
+        return self.request("part", **dict(zip(("key", "attribute"), self.load_part(dotted), strict=True)))
+
+    def library(self, dotted: str):
+        """`module:attribute` of a library (keras, keras_hub, tensorflow, numpy, course_lib), in the kernel."""
+        module, _, attribute = dotted.partition(":")
+        return self.request("library", module=module, attribute=attribute)
+
+    def release(self) -> None:
+        self.request("release")
+
+    def load_part(self, dotted: str) -> tuple[str, str]:
+        """Send the reference object `module:attribute` (with only what it needs) to the kernel."""
+        module, _, attribute = dotted.partition(":")
+        key = "".join(c if c.isalnum() else "_" for c in dotted)
+        if key not in self.parts:
+            self.request("load_part", key=key, source=part_source(module, [attribute]))
+            self.parts[key] = dotted
+        return key, attribute
+
+
+@contextmanager
+def parts_replaced(target, **parts: str):
+    """Within the block, the notebook's names point at reference parts given as "module:attribute": a
+    composite is graded with reference parts, so a mistake in a part never costs its composite."""
+    if not isinstance(target, Handle):
+        raise TypeError("parts_replaced needs an object in the student's kernel")
+    remote: Remote = object.__getattribute__(target, "_remote")
+    names = {name: list(remote.load_part(dotted)) for name, dotted in parts.items()}
+    remote.request("swap", names=names)
+    try:
+        yield
+    finally:
+        remote.request("restore")
+
+
+def part_source(module: str, names: list[str]) -> str:
+    """Source defining `names` from `module`: its imports and only the top-level definitions they use.
+
+    Parts come from `autograde.reference`; their own imports from `autograde` are inlined the same way,
+    because the kernel cannot import the grader's package."""
+    path = REPO_ROOT / (module.replace(".", "/") + ".py")
+    if not path.is_file():
+        path = REPO_ROOT / module.replace(".", "/") / "__init__.py"
+    tree = ast.parse(path.read_text())
+    defined = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defined[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    defined[target.id] = node
+    needed, queue = set(), list(names)
+    while queue:
+        name = queue.pop()
+        if name in needed or name not in defined:
+            continue
+        needed.add(name)
+        queue += [n.id for n in ast.walk(defined[name]) if isinstance(n, ast.Name)]
+    header, inlined = [], []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            continue
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("autograde"):
+            used = _used(needed, defined)
+            wanted = [alias.name for alias in node.names if (alias.asname or alias.name) in used]
+            if wanted:
+                inlined.append(part_source(node.module, wanted))
+                inlined += [f"{alias.asname} = {alias.name}" for alias in node.names
+                            if alias.asname and alias.name in wanted]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            header.append(ast.unparse(node))
+    body = [ast.unparse(node) for node in tree.body
+            if any(defined.get(name) is node for name in needed)]
+    missing = [name for name in names if name not in needed]
+    if missing:
+        raise LookupError(f"{module} defines no {', '.join(missing)}")
+    return "\n".join(header + inlined + body) + "\n"
+
+
+def _used(needed: set[str], defined: dict) -> set[str]:
+    return {n.id for name in needed for n in ast.walk(defined[name]) if isinstance(n, ast.Name)}

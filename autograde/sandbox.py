@@ -1,0 +1,205 @@
+"""A student's kernel in a sandbox: bubblewrap (bwrap) namespaces, a memory cap, no network.
+
+Inside, the whole file system is read-only but for the kernel's working folder; the grader's package, the
+grader's temporary folders and the other submissions are hidden; the kernel is PID 1's only child in a PID
+namespace of its own, so when grading ends every process it started (detached or not) ends with it. The
+grader talks to it over Unix sockets in the working folder (the sandbox has no network, not even loopback).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jupyter_client.kernelspec import KernelSpec
+from jupyter_client.manager import KernelManager
+
+from autograde.course import REPO_ROOT
+
+DEFAULT_MEMORY = 6 * 2**30  # bytes of address space; TensorFlow alone maps about 1.5 GiB
+KERNEL_START_TIMEOUT = 120
+
+
+class SandboxUnavailable(RuntimeError):
+    """bwrap is missing or cannot create namespaces here."""
+
+
+def bwrap_path() -> str:
+    path = shutil.which("bwrap")
+    if not path:
+        raise SandboxUnavailable(
+            "grading needs bubblewrap (bwrap) to sandbox the students' kernels: install it with "
+            "`sudo apt-get install bubblewrap` (Debian, Ubuntu) or `sudo dnf install bubblewrap` (Fedora)")
+    return path
+
+
+def sandbox_command(work: Path, hidden: list[Path], command: list[str], env: dict[str, str],
+                    memory: int = DEFAULT_MEMORY) -> list[str]:
+    """The argv that runs `command` sandboxed with `work` as its only writable folder."""
+    argv = ["prlimit", f"--as={int(memory)}", "--core=0", bwrap_path(),
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            "--tmpfs", "/dev/shm"]
+    for path in hidden:
+        argv += ["--tmpfs", str(path)]
+    argv += ["--bind", str(work), str(work),
+             "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
+             "--new-session", "--chdir", str(work), "--clearenv"]
+    for key, value in env.items():
+        argv += ["--setenv", key, value]
+    return argv + command
+
+
+def kernel_env(work: Path, *, threads: int) -> dict[str, str]:
+    """The kernel's whole environment: nothing of the grader's leaks in."""
+    return {
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+        "HOME": str(work), "MPLCONFIGDIR": str(work / ".matplotlib"), "MPLBACKEND": "Agg",
+        "COURSE_FAST": "1", "COURSE_GRADING": "1", "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONHASHSEED": "0",
+        "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        "OMP_NUM_THREADS": str(threads), "TF_NUM_INTRAOP_THREADS": str(threads),
+        "TF_NUM_INTEROP_THREADS": "1", "LANG": "C.UTF-8",
+    }
+
+
+@dataclass
+class Outcome:
+    """What became of one piece of code run in the kernel."""
+
+    status: str  # ok | error | timeout | died
+    ename: str = ""
+    evalue: str = ""
+    output_lines: int = 0
+    stdout: list[str] = field(default_factory=list)
+
+
+class _SandboxKernelManager(KernelManager):
+    sandbox_argv: list[str] = []
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        connection = os.path.realpath(self.connection_file)
+        return [arg.replace("{connection_file}", connection) for arg in self.sandbox_argv]
+
+
+class SandboxKernel:
+    """One kernel for one submission; `run(code)` executes and waits, within a time limit."""
+
+    def __init__(self, work: Path, *, hidden: list[Path] = (), memory: int = DEFAULT_MEMORY, threads: int = 1):
+        self.work = Path(work).resolve()
+        self.hidden = [Path(p).resolve() for p in hidden]
+        self.memory, self.threads = memory, threads
+        self.manager: _SandboxKernelManager | None = None
+        self.client = None
+        self.restarts = 0
+
+    # -- life cycle ----------------------------------------------------------------------------
+    def start(self) -> None:
+        channels = self.work / ".kernel"
+        channels.mkdir(parents=True, exist_ok=True)
+        manager = _SandboxKernelManager(transport="ipc", ip=str(channels / "socket"),
+                                        connection_file=str(channels / "connection.json"))
+        manager._kernel_spec = KernelSpec(argv=[], display_name="sandbox", language="python",
+                                          interrupt_mode="message")
+        python = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                  "--HistoryManager.enabled=False"]
+        manager.sandbox_argv = sandbox_command(self.work, self.hidden, python,
+                                               kernel_env(self.work, threads=self.threads), self.memory)
+        # The kernel's own stdout and stderr (ipykernel's start-up notes, C++ logs) are not the grader's.
+        manager.start_kernel(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client = manager.client()
+        client.start_channels()
+        try:
+            client.wait_for_ready(timeout=KERNEL_START_TIMEOUT)
+        except RuntimeError as error:
+            manager.shutdown_kernel(now=True)
+            raise SandboxUnavailable(f"the sandboxed kernel did not start: {error}") from None
+        self.manager, self.client = manager, client
+
+    def stop(self) -> None:
+        """Kill the sandbox: every process the kernel started goes with its PID namespace."""
+        if self.client is not None:
+            self.client.stop_channels()
+        if self.manager is not None:
+            try:
+                self.manager.shutdown_kernel(now=True)
+            except Exception:  # already dead is fine
+                pass
+            self.manager.cleanup_resources()
+        self.manager = self.client = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.restarts += 1
+        self.start()
+
+    def alive(self) -> bool:
+        return self.manager is not None and self.manager.is_alive()
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # -- running code --------------------------------------------------------------------------
+    def run(self, code: str, timeout: float, *, keep_stdout: bool = False) -> Outcome:
+        """Execute `code`; on timeout interrupt it, and if that fails too, report the kernel as stuck."""
+        if not self.alive():
+            return Outcome("died")
+        msg_id = self.client.execute(code, store_history=False, allow_stdin=False)
+        deadline = time.monotonic() + timeout
+        outcome = Outcome("ok")
+        interrupted = False
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                if interrupted:
+                    return Outcome("timeout", "CellTimeoutError", "ignored the interrupt",
+                                   outcome.output_lines)
+                self.manager.interrupt_kernel()
+                interrupted = True
+                outcome = Outcome("timeout", "CellTimeoutError", "interrupted", outcome.output_lines)
+                deadline = time.monotonic() + 10
+                continue
+            try:
+                message = self.client.get_iopub_msg(timeout=min(remaining, 1.0))
+            except queue.Empty:
+                if not self.alive():
+                    return Outcome("died", output_lines=outcome.output_lines)
+                continue
+            if message.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind, content = message["msg_type"], message["content"]
+            if kind == "stream":
+                text = content.get("text", "")
+                outcome.output_lines += text.count("\n")
+                if keep_stdout and content.get("name") == "stdout" and len(outcome.stdout) < 200:
+                    outcome.stdout.append(text[:5000])
+            elif kind == "error" and outcome.status == "ok":
+                outcome = Outcome("error", content.get("ename", ""), content.get("evalue", "")[:2000],
+                                  outcome.output_lines, outcome.stdout)
+            elif kind == "status" and content.get("execution_state") == "idle":
+                return outcome
+
+
+def sandbox_check() -> str | None:
+    """None when a sandbox can be made here, else why not."""
+    try:
+        bwrap = bwrap_path()
+    except SandboxUnavailable as error:
+        return str(error)
+    probe = subprocess.run([bwrap, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--dev", "/dev",
+                            "--proc", "/proc", "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return (f"bwrap cannot create namespaces here ({probe.stderr.strip()[:200]}): allow unprivileged user "
+                "namespaces (sysctl kernel.unprivileged_userns_clone=1) or grade as root")
+    return None
+
+
+HIDDEN_BY_DEFAULT = [REPO_ROOT / "autograde", REPO_ROOT / "tests", REPO_ROOT / "solutions", REPO_ROOT / ".git"]

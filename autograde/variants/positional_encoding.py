@@ -1,0 +1,43 @@
+"""Other implementations of assignment 01's functions (see autograde/variants/__init__.py)."""
+
+from autograde.variants import right, wrong
+
+VARIANTS = [
+    wrong("get_angles", "exponent 2k/d instead of 2(k//2)/d (a different rate for every column)",
+          old="(2 * (k // 2))", new="(2 * k)"),
+    wrong("get_angles", "the number of columns of k used instead of the argument d",
+          old="np.float64(d)", new="np.float64(k.shape[-1])"),
+    wrong("get_angles", "multiplies by 10000^(2i/d) instead of dividing", old="1 / np.power", new="np.power"),
+    right("get_angles", "TensorFlow ops, converted back to NumPy", source=(
+        "def get_angles(pos, k, d):\n"
+        "    i = tf.cast(k // 2, tf.float64)\n"
+        "    return (tf.cast(pos, tf.float64) / tf.pow(tf.constant(10000.0, tf.float64), 2.0 * i / d)).numpy()\n")),
+    right("get_angles", "a double loop", source=(
+        "def get_angles(pos, k, d):\n"
+        "    out = np.zeros((pos.shape[0], k.shape[1]))\n"
+        "    for row in range(pos.shape[0]):\n"
+        "        for col in range(k.shape[1]):\n"
+        "            out[row, col] = pos[row, 0] / 10000 ** (2 * (k[0, col] // 2) / d)\n"
+        "    return out\n")),
+    wrong("positional_encoding", "sine and cosine swapped",
+          old="angles[:, 0::2] = np.sin(angles[:, 0::2])\n    angles[:, 1::2] = np.cos(angles[:, 1::2])",
+          new="angles[:, 0::2] = np.cos(angles[:, 0::2])\n    angles[:, 1::2] = np.sin(angles[:, 1::2])"),
+    wrong("positional_encoding", "no batch axis", old="angles[np.newaxis, ...]", new="angles"),
+    wrong("positional_encoding", "sines in the first half, cosines in the second", source=(
+        "def positional_encoding(positions, d):\n"
+        "    angles = get_angles(np.arange(positions)[:, np.newaxis], np.arange(d)[np.newaxis, :], d)\n"
+        "    out = np.concatenate([np.sin(angles[:, 0::2]), np.cos(angles[:, 1::2])], axis=-1)\n"
+        "    return tf.cast(out[np.newaxis, ...], dtype=tf.float32)\n")),
+    right("positional_encoding", "np.where over the column parity, float64 result cast at the end", source=(
+        "def positional_encoding(positions, d):\n"
+        "    angles = get_angles(np.arange(positions)[:, None].astype(np.float64), np.arange(d)[None, :], d)\n"
+        "    even = (np.arange(d) % 2 == 0)[None, :]\n"
+        "    return tf.constant(np.where(even, np.sin(angles), np.cos(angles))[None], dtype=tf.float32)\n")),
+    right("positional_encoding", "stacked sine/cosine pairs in TensorFlow", source=(
+        "def positional_encoding(positions, d):\n"
+        "    angles = get_angles(np.arange(positions)[:, np.newaxis], np.arange(d)[np.newaxis, :], d)\n"
+        "    sines = tf.sin(tf.constant(angles[:, 0::2], tf.float32))\n"
+        "    cosines = tf.cos(tf.constant(angles[:, 1::2], tf.float32))\n"
+        "    pairs = tf.reshape(tf.stack([sines, cosines[:, : sines.shape[1]]], axis=-1), (positions, -1))\n"
+        "    return pairs[tf.newaxis, :, :d]\n")),
+]
