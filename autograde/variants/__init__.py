@@ -115,8 +115,13 @@ class _Limits:
 
 
 def main(argv: list[str]) -> int:
+    """python -m autograde.variants [STEM ...] [--seed N]: grade each variant and print a table."""
+    seed = 0
+    if "--seed" in argv:
+        at = argv.index("--seed")
+        seed, argv = int(argv[at + 1]), argv[:at] + argv[at + 2:]
     for stem in argv or registry.stems():
-        for variant, result in judge_variants(stem):
+        for variant, result in judge_variants(stem, seed=seed):
             verdict = "ok" if (result.score == result.max_score) == variant.correct else "WRONG VERDICT"
             print(f"{stem} | {variant.name} | {'right' if variant.correct else 'wrong'} | {variant.what} | "
                   f"{result.score:g}/{result.max_score:g} | {verdict} | {result.message[:120]}")
