@@ -6,14 +6,14 @@ STAMP := $(VENV)/.course-installed
 # Kernels started by Jupyter and nbgrader must be the course's Python, not another one on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help install lab test test-quick lint release grade expected clean
+.PHONY: help install sandbox lab test test-quick lint release grade expected clean
 
 help:
 	@echo "make lab      install if needed, then open JupyterLab on notebooks/"
 	@echo "make test     install if needed, then run the whole test suite on every core (what CI runs)"
 	@echo "make test-quick  unit tests of course_lib and autograde only (no notebook runs, no grading)"
 	@echo "make release  regenerate notebooks/ from solutions/ (instructors)"
-	@echo "make grade ASSIGNMENT=01_positional_encoding SUBMISSIONS=dir OUT=dir"
+	@echo "make grade ASSIGNMENT=01_positional_encoding SUBMISSIONS=dir OUT=dir [WORKERS=n] [DASK=tcp://host:8786]"
 
 LAB_OVERRIDES := {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}
 
@@ -31,6 +31,18 @@ $(STAMP): requirements.txt pyproject.toml Makefile
 
 install: $(STAMP)
 
+# Grading runs each student's kernel in a bubblewrap sandbox (autograde/sandbox.py). As root with apt
+# (CI, a grading server) it is installed here; otherwise the message says how.
+sandbox:
+	@command -v bwrap >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing bubblewrap (bwrap) for the grader's sandbox"; \
+	    { apt-get install -y -q bubblewrap || { apt-get update -q && apt-get install -y -q bubblewrap; }; } >/dev/null; \
+	  else \
+	    echo "grading needs bubblewrap: sudo apt-get install bubblewrap (Debian, Ubuntu) or sudo dnf install bubblewrap"; \
+	    exit 1; \
+	  fi; }
+
 # Jupyter refuses to run as root unless told to (containers, CI machines).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
@@ -41,7 +53,7 @@ lab: $(STAMP)
 # carry the same xdist_group and run on one worker.
 WORKERS ?= auto
 
-test: $(STAMP)
+test: $(STAMP) sandbox
 	$(BIN)/ruff check .
 	COURSE_FAST=1 $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
@@ -58,10 +70,11 @@ expected: $(STAMP)
 release: $(STAMP)
 	$(BIN)/python -m autograde.release
 
-grade: $(STAMP)
+grade: $(STAMP) sandbox
 	@if [ -z "$(ASSIGNMENT)" ] || [ -z "$(SUBMISSIONS)" ] || [ -z "$(OUT)" ]; then \
-		echo "usage: make grade ASSIGNMENT=01_positional_encoding SUBMISSIONS=dir OUT=dir"; exit 2; fi
-	$(BIN)/python -m autograde.grade --assignment "$(ASSIGNMENT)" --submissions "$(SUBMISSIONS)" --out "$(OUT)"
+		echo "usage: make grade ASSIGNMENT=01_positional_encoding SUBMISSIONS=dir OUT=dir [WORKERS=n] [DASK=tcp://host:8786]"; exit 2; fi
+	$(BIN)/python -m autograde.grade --assignment "$(ASSIGNMENT)" --submissions "$(SUBMISSIONS)" --out "$(OUT)" \
+		$(if $(filter-out auto,$(WORKERS)),--workers $(WORKERS)) $(if $(DASK),--dask-scheduler $(DASK)) $(GRADE_ARGS)
 
 clean:
 	rm -rf .nbgrader .pytest_cache .ruff_cache

@@ -129,7 +129,7 @@ def normalise(submission: nbformat.NotebookNode, source: nbformat.NotebookNode) 
             if seen_tests[gid] == 1 and (_squash(cell.source) != _squash(tests[gid].source)
                                          or not _same_meta(cell, tests[gid])):
                 edited = _squash(cell.source) != _squash(tests[gid].source)
-                repairs.append(f"test cell {gid} {'edited' if edited else 'unlocked or renamed'}: restored")
+                repairs.append(f"test cell {gid} {'edited' if edited else 'metadata changed'}: restored")
             continue  # placed after its solution cell below
         if kind == "solution":
             if chosen.get(gid) is not cell:
@@ -164,6 +164,9 @@ def normalise(submission: nbformat.NotebookNode, source: nbformat.NotebookNode) 
             cells.append(_source_copy(tests[gid]))
             if gid not in seen_tests:
                 repairs.append(f"test cell {gid} deleted: restored")
+    kernel = submission.get("metadata", {}).get("kernelspec", {}).get("name")
+    if kernel and kernel != source.metadata.get("kernelspec", {}).get("name"):
+        repairs.append(f"kernel {str(kernel)[:40]!r} replaced by the course's")
     notebook = copy.deepcopy(source)
     notebook.cells = [nbformat.from_dict(c) for c in cells]
     for cell in notebook.cells:

@@ -1,51 +1,37 @@
-"""End to end: nbgrader grades real submissions in temporary course folders.
+"""End to end: `make grade`'s batch grader on real submissions, as students (careless or dishonest) make them.
 
-Solutions get full marks, blank templates zero, one wrong function loses only its own points,
-and broken submissions (hanging, crashing, deleted cells, invalid files) are graded or reported
-without stopping the rest of the batch.
+- Per assignment: the answered notebook gets full marks, the blank one zero, one wrong part costs only its
+  own points, and the feedback page shows neither hidden checks nor the grader's files.
+- One batch of bad submissions of assignment 01 through `python -m autograde.grade` (the command `make grade`
+  runs), compared row by row with the outcomes listed in INSTRUCTORS.md.
+- The same batch graded sequentially, with two workers and on a two-worker Dask cluster gives the same CSVs.
 """
 
 from __future__ import annotations
 
 import csv
+import os
 import shutil
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import psutil
 import pytest
+from submissions import STEM, answered, names, outcome_table, write_submission
 
 from autograde import registry
 from autograde.grade import grade_batch
+from autograde.grade import main as grade_main
+from autograde.judge import Limits
+from autograde.variants import variants
 
-from conftest import ASSIGNMENTS, release_path, solution_path
-from mutations import delete_cell, insert_after_setup, mutate, prepend_to_solutions
+from conftest import ASSIGNMENTS, REPO, release_path
 
 pytestmark = pytest.mark.grading
 
-SOFT_HANG = "import time\ntime.sleep(100_000)  # stuck, but interruptible"
-HARD_HANG = (
-    "import signal, time\n"
-    "signal.signal(signal.SIGINT, signal.SIG_IGN)  # ignores the grader's interrupt\n"
-    "while True:\n"
-    "    time.sleep(0.1)"
-)
-KERNEL_DIES = "import os\nos._exit(1)"
-# Correct code that writes to stderr the way libraries do: it must not cost points.
-NOISY = (
-    "import warnings; warnings.warn('a library warning', UserWarning)\n"
-    "from absl import logging as absl_logging; absl_logging.warning('an absl log line')"
-)
-
-
-def wrong_versions(stem: str) -> list[tuple[str, registry.Wrong]]:
-    """(test cell grade id, wrong version): the first wrong version of each exercise that has one."""
-    return [(row.test_id, row.wrong[0]) for row in registry.exercises(stem) if row.wrong]
-
-
-def write(notebook: nbformat.NotebookNode, folder: Path, stem: str) -> None:
-    folder.mkdir(parents=True)
-    nbformat.write(notebook, folder / f"{stem}.ipynb")
+SEED = 20261123
+FAST_LIMITS = dict(cell_timeout=10, call_timeout=20, student_timeout=240, memory=6 * 2**30, threads=1)
 
 
 def read_rows(out: Path, name: str) -> list[dict[str, str]]:
@@ -53,127 +39,180 @@ def read_rows(out: Path, name: str) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-KERNEL_TAG = "COURSE_TEST_KERNEL_TAG"
+def by_student(out: Path) -> dict[str, dict[str, str]]:
+    return {row["student"]: row for row in read_rows(out, "grades.csv")}
 
 
-@pytest.fixture
-def kernel_tag(monkeypatch, tmp_path) -> str:
-    """Marks the kernels this test starts (they inherit the environment), so that kernels started meanwhile
-    by another pytest-xdist worker are not counted."""
-    tag = str(tmp_path)
-    monkeypatch.setenv(KERNEL_TAG, tag)
-    return tag
+def first_wrong(stem: str):
+    """The first wrong variant of the assignment's first exercise that has one."""
+    for row in registry.exercises(stem):
+        found = [v for v in variants(stem) if v.name == row.name and not v.correct]
+        if found:
+            return row, found[0]
+    pytest.fail(f"{stem} has no wrong variants: add them to autograde/variants/{registry.topic(stem)}.py")
 
 
-def kernel_count(tag: str) -> int:
-    """Kernels still running that were started under `tag`."""
-    count = 0
-    for process in psutil.process_iter(["cmdline"]):
-        if not any("ipykernel_launcher" in part for part in process.info["cmdline"] or []):
-            continue
-        try:
-            if process.environ().get(KERNEL_TAG) == tag:
-                count += 1
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-    return count
-
-
-# One worker grades an assignment's batch and runs the three tests that read it (make test: --dist loadgroup).
 @pytest.fixture(scope="module",
                 params=[pytest.param(stem, marks=pytest.mark.xdist_group(stem)) for stem in ASSIGNMENTS])
 def graded(request, tmp_path_factory):
-    """Solution, blank template and a submission with wrong functions, graded in one batch."""
+    """Answered, blank, and one-part-wrong submissions of one assignment, graded in one batch."""
+    from submissions import answered as answer
+
     stem = request.param
-    if not wrong_versions(stem):
-        pytest.fail(f"{stem} has no deliberately wrong submission: add one to its rows in autograde/registry.py")
     submissions = tmp_path_factory.mktemp(f"{stem}-submissions")
     out = tmp_path_factory.mktemp(f"{stem}-grades")
-    write(nbformat.read(solution_path(stem), as_version=4), submissions / "solution", stem)
-    write(nbformat.read(release_path(stem), as_version=4), submissions / "blank", stem)
-    wrong = nbformat.read(solution_path(stem), as_version=4)
-    for _, mutation in wrong_versions(stem):
-        wrong = mutate(wrong, mutation)
-    write(wrong, submissions / "wrong", stem)
-    grade_batch(stem, submissions, out, cell_timeout=120, student_timeout=600, log=lambda line: None)
-    return stem, out
+    for name, notebook in [("answered", answer(stem)), ("blank", nbformat.read(release_path(stem), as_version=4))]:
+        (submissions / name).mkdir()
+        nbformat.write(notebook, submissions / name / f"{stem}.ipynb")
+    row, variant = first_wrong(stem)
+    wrong = answer(stem)
+    from autograde.normalise import nbgrader_meta
+
+    cell = next(c for c in wrong.cells if nbgrader_meta(c).get("grade_id") == row.name)
+    cell.source = variant.cell(cell.source)
+    (submissions / "one_wrong").mkdir()
+    nbformat.write(wrong, submissions / "one_wrong" / f"{stem}.ipynb")
+    grade_batch(stem, submissions, out, workers=1, seed=SEED, limits=Limits(**{**FAST_LIMITS, "cell_timeout": 120}),
+                log=lambda line: None)
+    return stem, out, row, variant
 
 
-def test_solution_gets_full_marks(graded):
-    stem, out = graded
-    row = {r["student"]: r for r in read_rows(out, "grades.csv")}["solution"]
-    assert row["status"] == "graded", row
-    assert float(row["score"]) == float(row["max_score"]) > 0, row
-    cells = [r for r in read_rows(out, "grades_by_cell.csv") if r["student"] == "solution"]
-    lost = [r["grade_id"] for r in cells if r["score"] != r["max_score"]]
-    assert not lost, f"the solution lost points in {lost}: see {out}/feedback/solution"
-    assert (out / "feedback" / "solution" / f"{stem}.html").is_file()
+def test_answered_notebook_gets_full_marks(graded):
+    stem, out, _, _ = graded
+    row = by_student(out)["answered"]
+    assert row["status"] == "graded" and float(row["score"]) == float(row["max_score"]) > 0, row
+    lost = [r for r in read_rows(out, "grades_by_cell.csv") if r["student"] == "answered" and r["score"] != r["max_score"]]
+    assert not lost, f"the answered notebook lost points: {lost}"
 
 
 def test_blank_template_gets_zero(graded):
-    stem, out = graded
-    row = {r["student"]: r for r in read_rows(out, "grades.csv")}["blank"]
+    stem, out, _, _ = graded
+    row = by_student(out)["blank"]
     assert row["status"] == "graded" and float(row["score"]) == 0.0, row
+    messages = {r["message"] for r in read_rows(out, "grades_by_cell.csv") if r["student"] == "blank"}
+    assert all("not implemented yet" in m for m in messages), messages
 
 
-def test_each_wrong_function_loses_only_its_points(graded):
-    stem, out = graded
-    mutations = wrong_versions(stem)
-    cells = {r["grade_id"]: r for r in read_rows(out, "grades_by_cell.csv") if r["student"] == "wrong"}
-    for grade_id, mutation in mutations:
-        assert grade_id in cells, f"no grade for {grade_id}: {sorted(cells)}"
-        assert float(cells[grade_id]["score"]) == 0.0, f"{mutation.what} was not caught"
-    wrong_ids = {grade_id for grade_id, _ in mutations}
-    lost = [g for g, r in cells.items() if g not in wrong_ids and r["score"] != r["max_score"]]
-    assert not lost, f"{[m.what for _, m in mutations]} also cost points in {lost}: tests are not independent"
-    total = {r["student"]: r for r in read_rows(out, "grades.csv")}["wrong"]
-    expected = float(total["max_score"]) - sum(float(cells[g]["max_score"]) for g in wrong_ids)
-    assert float(total["score"]) == expected, total
+def test_one_wrong_part_costs_only_its_points(graded):
+    stem, out, wrong_row, variant = graded
+    cells = {r["grade_id"]: r for r in read_rows(out, "grades_by_cell.csv") if r["student"] == "one_wrong"}
+    assert float(cells[wrong_row.test_id]["score"]) == 0, f"{variant.what} was not caught"
+    others = [g for g, r in cells.items() if g != wrong_row.test_id and r["score"] != r["max_score"]]
+    assert not others, f"{variant.what} also cost points in {others}: {[cells[g]['message'] for g in others]}"
 
 
-def test_broken_submissions_never_stop_the_batch(tmp_path, kernel_tag):
-    stem = ASSIGNMENTS[0]
-    submissions, out = tmp_path / "submissions", tmp_path / "out"
-    solution = lambda: nbformat.read(solution_path(stem), as_version=4)  # noqa: E731
-    write(insert_after_setup(solution(), SOFT_HANG), submissions / "a_soft_hang", stem)
-    write(insert_after_setup(solution(), HARD_HANG), submissions / "b_hard_hang", stem)
-    write(insert_after_setup(solution(), KERNEL_DIES), submissions / "c_kernel_dies", stem)
-    first_test = next(c.metadata["nbgrader"]["grade_id"] for c in solution().cells
-                      if c.metadata.get("nbgrader", {}).get("grade"))
-    write(delete_cell(solution(), first_test), submissions / "d_deleted_test_cell", stem)
-    (submissions / "e_invalid_json").mkdir(parents=True)
-    text = solution_path(stem).read_text()
-    (submissions / "e_invalid_json" / f"{stem}.ipynb").write_text(text[: len(text) // 2])
-    (submissions / "f_wrong_name").mkdir()
-    shutil.copy(solution_path(stem), submissions / "f_wrong_name" / "my_homework.ipynb")
-    write(solution(), submissions / "g_fine", stem)
-    write(prepend_to_solutions(solution(), NOISY), submissions / "h_noisy_stderr", stem)
-
-    grade_batch(stem, submissions, out, cell_timeout=20, student_timeout=240, log=lambda line: None)
-    rows = {r["student"]: r for r in read_rows(out, "grades.csv")}
-    assert sorted(rows) == sorted(p.name for p in submissions.iterdir()), "every student needs a row"
-    full = rows["g_fine"]["max_score"]
-
-    assert rows["a_soft_hang"]["score"] == full, rows["a_soft_hang"]
-    assert "timed out and interrupted" in rows["a_soft_hang"]["status"], rows["a_soft_hang"]
-    assert rows["b_hard_hang"]["score"] == "0", rows["b_hard_hang"]
-    assert "ignored the interrupt" in rows["b_hard_hang"]["status"], rows["b_hard_hang"]
-    assert "kernel died" in rows["c_kernel_dies"]["status"], rows["c_kernel_dies"]
-    assert rows["d_deleted_test_cell"]["score"] == full, rows["d_deleted_test_cell"]
-    assert f"restored and graded: {first_test}" in rows["d_deleted_test_cell"]["status"]
-    assert rows["e_invalid_json"]["status"].startswith("invalid notebook: not valid JSON"), rows["e_invalid_json"]
-    assert rows["f_wrong_name"]["status"] == f"missing: no {stem}.ipynb in the submission (found: my_homework.ipynb)"
-    assert rows["g_fine"]["status"] == "graded" and float(full) > 0, rows["g_fine"]
-    assert rows["h_noisy_stderr"]["score"] == full, f"stderr noise cost points: {rows['h_noisy_stderr']}"
-    assert kernel_count(kernel_tag) == 0, "grading left kernels running"
+def test_feedback_shows_results_not_hidden_checks(graded):
+    stem, out, wrong_row, _ = graded
+    page = (out / "feedback" / "one_wrong" / f"{stem}.html").read_text()
+    message = next(r["message"] for r in read_rows(out, "grades_by_cell.csv")
+                   if r["student"] == "one_wrong" and r["grade_id"] == wrong_row.test_id)
+    assert message.split(":")[0][:40] in page, "the failed check's message is missing from the feedback page"
+    for leak in ("BEGIN HIDDEN TESTS", "autograde", "grade_", "Traceback", str(REPO)):
+        assert leak not in page, f"the feedback page shows {leak!r}"
 
 
-def test_a_submission_over_its_time_budget_is_stopped(tmp_path, kernel_tag):
-    stem = ASSIGNMENTS[0]
-    submissions, out = tmp_path / "submissions", tmp_path / "out"
-    notebook = insert_after_setup(nbformat.read(solution_path(stem), as_version=4), HARD_HANG)
-    write(notebook, submissions / "runaway", stem)
-    grade_batch(stem, submissions, out, cell_timeout=600, student_timeout=20, log=lambda line: None)
-    (row,) = read_rows(out, "grades.csv")
-    assert row["score"] == "0" and row["status"].startswith("timed out: grading took longer than 20 s"), row
-    assert kernel_count(kernel_tag) == 0, "the stopped submission left its kernel running"
+# ----------------------------------------------------------------------------------------------
+# Bad submissions, through the command `make grade` runs
+
+
+@pytest.fixture(scope="module")
+def bad_batch(tmp_path_factory):
+    submissions = tmp_path_factory.mktemp("bad-submissions")
+    out = tmp_path_factory.mktemp("bad-grades")
+    folders = {}
+    for index, name in enumerate(names()):
+        folder = submissions / f"s{index:02d}"
+        write_submission(name, folder)
+        folders[name] = folder.name
+    escape = Path("/tmp/course-grading-escape.txt")
+    escape.unlink(missing_ok=True)
+    code = grade_main(["--assignment", STEM, "--submissions", str(submissions), "--out", str(out), "--workers", "2",
+                       "--seed", str(SEED), "--cell-timeout", "10", "--call-timeout", "20", "--student-timeout",
+                       "240", "--memory", "6"])
+    assert code == 0
+    return out, folders
+
+
+@pytest.mark.xdist_group("bad-batch")
+def test_bad_submissions_match_the_instructors_guide(bad_batch):
+    out, folders = bad_batch
+    table = outcome_table(REPO / "INSTRUCTORS.md")
+    assert sorted(table) == sorted(folders), "INSTRUCTORS.md's table and tests/submissions.py list different cases"
+    rows = by_student(out)
+    cells = read_rows(out, "grades_by_cell.csv")
+    mismatches = []
+    for name, folder in folders.items():
+        row, expected = rows[folder], table[name]
+        score = row["max_score"] if expected["score"] == "full" else expected["score"]
+        if row["score"] != score or expected["status"] not in row["status"]:
+            messages = [c["message"][:100] for c in cells if c["student"] == folder and c["score"] != c["max_score"]]
+            mismatches.append(f"{name}: got {row['score']} ({row['status']}) {messages}, guide says {expected}")
+    assert not mismatches, "\n".join(mismatches)
+
+
+@pytest.mark.xdist_group("bad-batch")
+def test_nothing_escapes_the_sandbox(bad_batch):
+    out, folders = bad_batch
+    assert not Path("/tmp/course-grading-escape.txt").exists(), "a kernel wrote outside its folder"
+    assert not (Path(np.__file__).parent / "escape.txt").exists(), "a kernel wrote into site-packages"
+    assert "x,01_positional_encoding" not in (out / "grades.csv").read_text()
+    survivors = [p.info["cmdline"] for p in psutil.process_iter(["cmdline"])
+                 if any("grades.csv" in part for part in p.info["cmdline"] or [])]
+    assert not survivors, f"processes started by submissions outlived grading: {survivors}"
+
+
+# ----------------------------------------------------------------------------------------------
+# The same results whatever the order, the worker count or the engine
+
+
+@pytest.fixture(scope="module")
+def small_batch(tmp_path_factory):
+    submissions = tmp_path_factory.mktemp("small-batch")
+    for index, name in enumerate(["correct", "endless get_angles", "test cell duplicated", "numpy monkeypatched",
+                                  "not JSON"]):
+        write_submission(name, submissions / f"student{index}")
+    return submissions
+
+
+def grades(out: Path) -> tuple[str, str]:
+    return (out / "grades.csv").read_text(), (out / "grades_by_cell.csv").read_text()
+
+
+@pytest.mark.xdist_group("engines")
+def test_same_csv_sequential_parallel_and_dask(small_batch, tmp_path):
+    from distributed import LocalCluster
+
+    limits = Limits(**FAST_LIMITS)
+    sequential = grade_batch(STEM, small_batch, tmp_path / "one", workers=1, seed=SEED, limits=limits,
+                             feedback=False, log=lambda line: None)
+    assert len(sequential) == 5
+    grade_batch(STEM, small_batch, tmp_path / "two", workers=2, seed=SEED, limits=limits, feedback=False,
+                log=lambda line: None)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as cluster:
+        grade_batch(STEM, small_batch, tmp_path / "dask", scheduler=cluster.scheduler_address, seed=SEED,
+                    limits=limits, feedback=False, log=lambda line: None)
+    assert grades(tmp_path / "two") == grades(tmp_path / "one"), "2 workers changed the results"
+    assert grades(tmp_path / "dask") == grades(tmp_path / "one"), "Dask changed the results"
+    # A reversed folder order (students finishing in another order) changes nothing either.
+    reordered = tmp_path / "reordered"
+    for index, folder in enumerate(sorted(small_batch.iterdir(), reverse=True)):
+        shutil.copytree(folder, reordered / folder.name)
+        os.utime(reordered / folder.name, (index, index))
+    grade_batch(STEM, reordered, tmp_path / "again", workers=2, seed=SEED, limits=limits, feedback=False,
+                log=lambda line: None)
+    assert grades(tmp_path / "again") == grades(tmp_path / "one")
+
+
+def test_grading_refuses_without_sandbox(monkeypatch, tmp_path, capsys):
+    import autograde.sandbox
+
+    monkeypatch.setattr(autograde.sandbox.shutil, "which", lambda name: None)
+    (tmp_path / "s").mkdir()
+    assert grade_main(["--assignment", STEM, "--submissions", str(tmp_path / "s"), "--out", str(tmp_path / "o")]) == 2
+    assert "bubblewrap" in capsys.readouterr().err
+
+
+def test_answered_submission_builder_matches_the_solution():
+    notebook = answered()
+    assert any("np.power" in cell.source for cell in notebook.cells)

@@ -9,7 +9,8 @@ from autograde.checks import rng as draw
 from autograde.mistakes import positional_encoding as mistakes
 from autograde.mistakes import results
 from autograde.reference import positional_encoding as ref
-from course_lib.checking import CheckFailed, call_learner, expect_close, parts_replaced, passed, quiet, to_array
+from autograde.remote import with_parts
+from course_lib.checking import CheckFailed, call_learner, expect_close, passed, quiet, to_array
 from course_lib.positional_encoding import ANGLE_HINT, expect_encoding
 
 # (positions P, dimension indices D, d): D differs from d in one case, so d must come from the argument.
@@ -44,13 +45,10 @@ def _grade_get_angles(get_angles) -> None:
                      mistakes=results(mistakes.GET_ANGLES, pos, k, d), hint=ANGLE_HINT)
 
 
-def _reference_get_angles(pos, k, d):
-    return ref.get_angles(pos, k, d)
-
-
 def grade_positional_encoding(positional_encoding) -> None:
     # Graded on its own: if it calls get_angles, it gets the reference one.
-    with quiet(), np.errstate(all="ignore"), parts_replaced(positional_encoding, get_angles=_reference_get_angles):
+    with quiet(), np.errstate(all="ignore"), \
+            with_parts(positional_encoding, get_angles="autograde.reference.positional_encoding:get_angles"):
         for positions, d in ENCODING_CASES:
             name = f"positional_encoding({positions}, {d})"
             result = call_learner(positional_encoding, positions, d)

@@ -1,0 +1,218 @@
+"""Submissions as students make them: the release notebook with answers typed in, then broken on purpose.
+
+`BUILDERS` maps each row name of INSTRUCTORS.md's table of bad submissions to a function that writes that
+submission into a folder. tests/test_grading.py grades them all in one batch and compares every outcome with
+the table, so the guide and the grader cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import nbformat
+
+from autograde.normalise import nbgrader_meta
+from autograde.variants import solution_cells
+
+from conftest import release_path
+
+STEM = "01_positional_encoding"
+
+
+def answered(stem: str = STEM) -> nbformat.NotebookNode:
+    """The release notebook with every solution cell answered correctly."""
+    notebook = nbformat.read(release_path(stem), as_version=4)
+    answers = solution_cells(stem)
+    for cell in notebook.cells:
+        grade_id = nbgrader_meta(cell).get("grade_id")
+        if nbgrader_meta(cell).get("solution") and grade_id in answers:
+            cell.source = answers[grade_id]
+    return notebook
+
+
+def with_cell(code: str, *, after: str = "get_angles") -> nbformat.NotebookNode:
+    """A correct notebook with a cell of the student's own right after the solution cell `after`."""
+    notebook = answered()
+    at = next(i for i, c in enumerate(notebook.cells) if nbgrader_meta(c).get("grade_id") == after)
+    notebook.cells.insert(at + 1, nbformat.v4.new_code_cell(code))
+    return notebook
+
+
+def with_answer(grade_id: str, code: str) -> nbformat.NotebookNode:
+    notebook = answered()
+    next(c for c in notebook.cells if nbgrader_meta(c).get("grade_id") == grade_id).source = code
+    return notebook
+
+
+def test_cell(notebook, grade_id: str = "test_get_angles"):
+    return next(c for c in notebook.cells if nbgrader_meta(c).get("grade_id") == grade_id)
+
+
+def _deleted_test_cell():
+    notebook = answered()
+    notebook.cells.remove(test_cell(notebook))
+    return notebook
+
+
+def _duplicated(grade_id: str, change=None):
+    notebook = answered()
+    cell = next(c for c in notebook.cells if nbgrader_meta(c).get("grade_id") == grade_id)
+    twin = copy.deepcopy(cell)
+    if change:
+        change(twin)
+    notebook.cells.insert(notebook.cells.index(cell) + 1, twin)
+    return notebook
+
+
+def _edited_test_cell():
+    notebook = answered()
+    test_cell(notebook).source = "print('all good')"
+    return notebook
+
+
+def _meta(**changes):
+    notebook = answered()
+    test_cell(notebook).metadata["nbgrader"].update(changes)
+    return notebook
+
+
+def _kernel():
+    notebook = answered()
+    notebook.metadata["kernelspec"] = {"name": "ir", "display_name": "R", "language": "R"}
+    return notebook
+
+
+def _pasted_solution():
+    """The student pasted get_angles's cell below itself and left the pasted copy as the template."""
+    notebook = answered()
+    cell = next(c for c in notebook.cells if nbgrader_meta(c).get("grade_id") == "get_angles")
+    stub = next(c for c in nbformat.read(release_path(STEM), as_version=4).cells
+                if nbgrader_meta(c).get("grade_id") == "get_angles")
+    notebook.cells.insert(notebook.cells.index(cell), copy.deepcopy(stub))  # the template above the answer
+    return notebook
+
+
+ALWAYS_EQUAL = '''
+class AlwaysEqual:
+    shape = (1, 1)
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    def __array__(self, *args, **kwargs): raise TypeError("no")
+
+def get_angles(pos, k, d):
+    return AlwaysEqual()
+'''
+PATCH_NUMPY = '''
+np.isclose = lambda *args, **kwargs: np.ones(np.broadcast(*args[:2]).shape, bool)
+np.allclose = lambda *args, **kwargs: True
+
+def get_angles(pos, k, d):
+    return np.zeros((pos.shape[0], k.shape[1]))
+'''
+PATCH_TF_AND_BUILTINS = '''
+import builtins
+builtins.isinstance = lambda *args: True
+tf.debugging.assert_near = lambda *args, **kwargs: None
+
+def get_angles(pos, k, d):
+    return np.zeros((pos.shape[0], k.shape[1]))
+'''
+REBIND_CHECKS = '''
+import course_lib.positional_encoding
+import course_lib.checking
+check_get_angles = lambda f: print("✓ get_angles")
+course_lib.positional_encoding.check_get_angles = check_get_angles
+course_lib.checking.expect_close = lambda *args, **kwargs: None
+
+def get_angles(pos, k, d):
+    return np.zeros((pos.shape[0], k.shape[1]))
+'''
+IMPORT_GRADER = '''
+from autograde.reference.positional_encoding import get_angles
+'''
+DETACHED = '''
+import subprocess, sys
+# Outlives the kernel, then tries to give itself full marks.
+CHEAT = ("import time, glob\\ntime.sleep(20)\\nfor p in glob.glob('/tmp/**/grades.csv', recursive=True):\\n"
+         "    open(p, 'a').write('x,01_positional_encoding,5,5,graded')")
+subprocess.Popen([sys.executable, "-c", CHEAT], start_new_session=True,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+def get_angles(pos, k, d):
+    raise NotImplementedError()
+'''
+WRITE_OUTSIDE = '''
+import pathlib
+for target in ["/tmp/course-grading-escape.txt", str(pathlib.Path(np.__file__).parent / "escape.txt")]:
+    open(target, "w").write("escaped")
+'''
+
+BUILDERS = {
+    "correct": answered,
+    "endless cell": lambda: with_cell("import time\ntime.sleep(100_000)"),
+    "endless cell, interrupt ignored": lambda: with_cell(
+        "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.1)"),
+    "endless get_angles": lambda: with_answer("get_angles",
+                                              "def get_angles(pos, k, d):\n    while True:\n        pass"),
+    "os._exit(1)": lambda: with_cell("import os\nos._exit(1)"),
+    "memory bomb": lambda: with_cell("hog = []\nwhile True:\n    hog.append(bytearray(2**28))"),
+    "200,000 lines of output": lambda: with_cell("for i in range(200_000):\n    print('line', i)"),
+    "stderr output": lambda: with_cell("import sys, warnings\nprint('debug', file=sys.stderr)\n"
+                                       "warnings.warn('careful')"),
+    "test cell deleted": _deleted_test_cell,
+    "test cell duplicated": lambda: _duplicated("test_get_angles"),
+    "test cell edited": _edited_test_cell,
+    "test cell grade id renamed": lambda: _meta(grade_id="my_test"),
+    "test cell unlocked": lambda: _meta(locked=False),
+    "points changed": lambda: _meta(points=100),
+    "solution cell pasted twice": _pasted_solution,
+    "another kernel": _kernel,
+    "always-equal object": lambda: with_answer("get_angles", ALWAYS_EQUAL),
+    "numpy monkeypatched": lambda: with_answer("get_angles", PATCH_NUMPY),
+    "TensorFlow and builtins monkeypatched": lambda: with_answer("get_angles", PATCH_TF_AND_BUILTINS),
+    "checks rebound": lambda: with_answer("get_angles", REBIND_CHECKS),
+    "grader imported": lambda: with_answer("get_angles", IMPORT_GRADER),
+    "detached process": lambda: with_answer("get_angles", DETACHED),
+    "writes outside its folder": lambda: with_cell(WRITE_OUTSIDE),
+}
+RAW = {
+    "empty notebook {}": b"{}",
+    "not JSON": b'{"cells": [',
+}
+
+
+def write_submission(name: str, folder: Path) -> None:
+    """Write the submission named `name` (a row of the guide's table) into `folder`."""
+    folder.mkdir(parents=True)
+    target = folder / f"{STEM}.ipynb"
+    if name in RAW:
+        target.write_bytes(RAW[name])
+    elif name == "extra files":
+        nbformat.write(answered(), target)
+        (folder / "helpers.py").write_text("SCALE = 10000\n")
+        (folder / "notes.txt").write_text("my notes\n")
+    elif name == "notebook missing":
+        nbformat.write(answered(), folder / "homework.ipynb")
+    else:
+        nbformat.write(BUILDERS[name](), target)
+
+
+def names() -> list[str]:
+    return [*BUILDERS, *RAW, "extra files", "notebook missing"]
+
+
+def outcome_table(path: Path) -> dict[str, dict[str, str]]:
+    """INSTRUCTORS.md's table of bad submissions: name -> {score, status} (status: text it must contain)."""
+    rows, inside = {}, False
+    for line in path.read_text().splitlines():
+        if line.startswith("| submission | what it does |"):
+            inside = True
+            continue
+        if inside and not line.startswith("|"):
+            break
+        if inside and not line.startswith("| ---"):
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            rows[cells[0].strip("`")] = {"score": cells[2], "status": cells[3].strip("`")}
+    return rows
+
