@@ -305,6 +305,14 @@ def test_merge_without_transpose():
                      "merged in the wrong order")
 
 
+def test_merge_sizes_read_before_the_transpose():
+    def sizes_first(x):  # the solution's reshape with its transpose left out: seq is read from the heads axis
+        return tf.reshape(x, (tf.shape(x)[0], tf.shape(x)[1], x.shape[2] * x.shape[3]))
+
+    with pytest.raises(CheckFailed, match="heads are still the second axis"):
+        hidden.grade_merge_heads(sizes_first)
+
+
 def test_merge_reshape_missing():
     expect_both_fail("merge_heads", lambda x: tf.transpose(x, (0, 2, 1, 3)), "final reshape is missing")
 
@@ -385,6 +393,15 @@ def test_call_returns_a_single_tensor():
             return super().call(q, k, v, attention_mask)[0]
 
     expect_both_fail("multi_head_attention_call", Layer, "should return a pair")
+
+
+def test_call_inverted_mask_is_named():
+    class Layer(ScratchMultiHeadAttention):
+        def call(self, q, k, v, attention_mask=None):
+            return super().call(q, k, v, None if attention_mask is None else 1.0 - attention_mask)
+
+    with pytest.raises(CheckFailed, match="mask looks inverted"):
+        hidden.grade_multi_head_attention_call(Layer)
 
 
 def test_call_crash_with_padding_mask_gets_a_hint():

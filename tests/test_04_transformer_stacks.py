@@ -5,6 +5,8 @@ changing `call`, is named; a composite keeps its points when its part is wrong."
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -117,8 +119,16 @@ def test_encoder_without_mask_is_named(check, message):
         check(MaskDroppingEncoder)
 
 
-def test_encoder_keeps_its_points_when_only_encoder_layer_is_wrong(monkeypatch, capsys):
-    monkeypatch.setattr(keras_layers, "EncoderLayer", NoResidualEncoderLayer)
+def notebook_class(name: str, **parts):
+    """The reference class `name` defined again in a namespace of its own, as in a notebook whose `parts` (names
+    its constructor uses) are the learner's: the checks must grade it with reference parts."""
+    namespace = {**vars(keras_layers), **parts}
+    exec(compile(inspect.getsource(getattr(keras_layers, name)), keras_layers.__file__, "exec"), namespace)
+    return namespace[name]
+
+
+def test_encoder_keeps_its_points_when_only_encoder_layer_is_wrong(capsys):
+    Encoder = notebook_class("Encoder", EncoderLayer=NoResidualEncoderLayer)  # noqa: N806
     assert Encoder.__init__.__globals__["EncoderLayer"] is NoResidualEncoderLayer
     visible.check_encoder(Encoder)
     hidden.grade_encoder(Encoder)
@@ -160,8 +170,8 @@ def test_decoder_mistakes_are_named(check, layer, message):
         check(layer)
 
 
-def test_decoder_keeps_its_points_when_only_decoder_layer_is_wrong(monkeypatch, capsys):
-    monkeypatch.setattr(keras_layers, "DecoderLayer", CrossQueryIsXDecoderLayer)
+def test_decoder_keeps_its_points_when_only_decoder_layer_is_wrong(capsys):
+    Decoder = notebook_class("Decoder", DecoderLayer=CrossQueryIsXDecoderLayer)  # noqa: N806
     assert Decoder.__init__.__globals__["DecoderLayer"] is CrossQueryIsXDecoderLayer
     visible.check_decoder(Decoder)
     hidden.grade_decoder(Decoder)
@@ -209,9 +219,8 @@ def test_transformer_mistakes_are_named(check, layer, message):
         check(layer)
 
 
-def test_transformer_keeps_its_points_when_encoder_and_decoder_are_wrong(monkeypatch):
-    monkeypatch.setattr(keras_layers, "Encoder", UnscaledEncoder)
-    monkeypatch.setattr(keras_layers, "Decoder", SwappedMasksDecoder)
+def test_transformer_keeps_its_points_when_encoder_and_decoder_are_wrong():
+    Transformer = notebook_class("Transformer", Encoder=UnscaledEncoder, Decoder=SwappedMasksDecoder)  # noqa: N806
     assert Transformer.__init__.__globals__["Encoder"] is UnscaledEncoder
     visible.check_transformer(Transformer)
     hidden.grade_transformer(Transformer)

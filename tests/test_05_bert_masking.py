@@ -5,6 +5,7 @@ the usual mistakes."""
 from __future__ import annotations
 
 import random
+import re
 
 import numpy as np
 import pytest
@@ -145,13 +146,14 @@ def test_correct_masking_passes(fn, capsys):
         check(fn)
     out = capsys.readouterr()
     assert out.out.count("\N{CHECK MARK}") == 2 and out.err == ""
-    assert "[MASK] 8" in out.out and "random " in out.out  # the measured rates are printed
+    # The measured rates are printed: about 80% [MASK] (within 1 point on these batches, whatever the draws).
+    assert len(re.findall(r"\[MASK\] (?:79|80)\.\d\d%", out.out)) == 2 and "random " in out.out
 
 
 def test_masking_rates_are_printed(capsys):
     hidden.grade_mask_tokens(ref.mask_tokens)
     line = capsys.readouterr().out
-    assert "2,000 x 128" in line and "selected 15." in line and "[MASK] 80." in line, line
+    assert "2,000 x 128" in line and re.search(r"selected 1[45]\.\d\d%.*\[MASK\] (?:79|80)\.", line), line
 
 
 # (the change to a correct masker, fragments that both checks' message must hold)

@@ -11,7 +11,7 @@ tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
 
 from autograde.checks.bert import weights as hidden  # noqa: E402
-from autograde.reference.bert.weights import EMBEDDING_SOURCES, LAYER_SOURCES  # noqa: E402
+from autograde.reference.bert.weights import EMBEDDING_SOURCES, LAYER_SOURCES, sources  # noqa: E402
 from course_lib import keras_weights  # noqa: E402
 from course_lib.bert import weights as visible  # noqa: E402
 from course_lib.checking import CheckFailed  # noqa: E402
@@ -61,11 +61,24 @@ def bert():
     return load_bert()
 
 
+def sources_by_sublayer(encoder, backbone, num_layers: int) -> dict[str, str]:
+    """Encoder weight label -> backbone weight label, pairing the weights of each pair of sublayers in order."""
+    labels = {}
+    for mine, theirs in sources(num_layers):
+        mine_weights = keras_weights.sublayer_weights(keras_weights.resolve(encoder, mine))
+        their_weights = keras_weights.sublayer_weights(keras_weights.resolve(backbone, theirs))
+        for (mine_attr, _), (their_attr, _) in zip(mine_weights, their_weights, strict=True):
+            labels[f"{mine}.{mine_attr}"] = f"{theirs}.{their_attr}"
+    return labels
+
+
 def test_generated_fingerprints_are_the_checkpoints(bert):
-    """Each stored fingerprint is that of the backbone weight the reference says it comes from."""
+    """Each stored fingerprint is that of the backbone weight the reference says it comes from; the hidden
+    check's map of sources, made from names, pairs the sublayers' weights as Keras lists them."""
     prints = load_expected(visible.STEM, "weights", "shipped_checkpoint")
     skeleton = visible.encoder_skeleton(visible.SHIPPED_CONFIG)
-    source_of = hidden._sources_by_label(skeleton, bert.backbone, visible.SHIPPED_CONFIG["num_layers"])
+    source_of = hidden.weight_sources(visible.SHIPPED_CONFIG["num_layers"])
+    assert source_of == sources_by_sublayer(skeleton, bert.backbone, visible.SHIPPED_CONFIG["num_layers"])
     backbone = keras_weights.backbone_variables(bert.backbone)
     assert sorted(prints) == sorted(source_of)
     for label, source in source_of.items():

@@ -31,7 +31,7 @@ from conftest import ASSIGNMENTS, REPO, release_path
 pytestmark = pytest.mark.grading
 
 SEED = 20261123
-FAST_LIMITS = dict(cell_timeout=10, call_timeout=20, student_timeout=240, memory=6 * 2**30, threads=1)
+FAST_LIMITS = dict(cell_timeout=30, call_timeout=20, student_timeout=240, memory=6 * 2**30, threads=1)
 
 
 def read_rows(out: Path, name: str) -> list[dict[str, str]]:
@@ -81,7 +81,8 @@ def test_answered_notebook_gets_full_marks(graded):
     stem, out, _, _ = graded
     row = by_student(out)["answered"]
     assert row["status"] == "graded" and float(row["score"]) == float(row["max_score"]) > 0, row
-    lost = [r for r in read_rows(out, "grades_by_cell.csv") if r["student"] == "answered" and r["score"] != r["max_score"]]
+    lost = [r for r in read_rows(out, "grades_by_cell.csv")
+            if r["student"] == "answered" and r["score"] != r["max_score"]]
     assert not lost, f"the answered notebook lost points: {lost}"
 
 
@@ -127,7 +128,7 @@ def bad_batch(tmp_path_factory):
     escape = Path("/tmp/course-grading-escape.txt")
     escape.unlink(missing_ok=True)
     code = grade_main(["--assignment", STEM, "--submissions", str(submissions), "--out", str(out), "--workers", "2",
-                       "--seed", str(SEED), "--cell-timeout", "10", "--call-timeout", "20", "--student-timeout",
+                       "--seed", str(SEED), "--cell-timeout", "30", "--call-timeout", "20", "--student-timeout",
                        "240", "--memory", "6"])
     assert code == 0
     return out, folders

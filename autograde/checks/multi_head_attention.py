@@ -2,7 +2,10 @@
 weight copy, against the reference on seeded random inputs of several shapes.
 
 `call` is graded with the notebook's split_heads and merge_heads pointed at reference versions, and
-the weight copy is graded by copying into the reference layer, so each mistake costs points once.
+the weight copy is graded by copying into the reference layer, so each mistake costs points once. The
+learner's code runs in the student's kernel (autograde/remote.py): the Keras layer it copies from and the
+layer it copies into are made there, and every expected value comes from the NumPy reference with the
+weights chosen here, never from values read back from the kernel.
 Each `grade_<name>` raises `CheckFailed` with a diagnosis or prints one success line (stdout only).
 """
 
@@ -14,18 +17,9 @@ from autograde.checks import rng as draw
 from autograde.mistakes import multi_head_attention as mistakes
 from autograde.mistakes import results
 from autograde.reference import multi_head_attention as ref
-from autograde.reference.multi_head_attention import keras_layers
 from autograde.reference.scaled_dot_product_attention import look_ahead_mask
-from course_lib.checking import (
-    CheckFailed,
-    call_learner,
-    expect_close,
-    parts_replaced,
-    passed,
-    quiet,
-    quietly,
-    to_tensor,
-)
+from autograde.remote import library, part, with_parts
+from course_lib.checking import CheckFailed, call_learner, expect_close, passed, quiet, quietly, to_tensor
 from course_lib.multi_head_attention import (
     expect_copied_weights,
     expect_heads,
@@ -70,13 +64,20 @@ def grade_split_heads(split_heads) -> None:
     passed(f"split_heads matches the reference for {len(HEAD_SHAPES)} shapes")
 
 
+SIZES_BEFORE_TRANSPOSE = (
+    "the heads are still the second axis: transpose with perm (0, 2, 1, 3) to (batch, seq, heads, depth) "
+    "first, then reshape to (batch, seq, heads*depth)"
+)
+
+
 def grade_merge_heads(merge_heads) -> None:
     rng = draw(32)
     for batch, seq, d_model, heads in HEAD_SHAPES:
         depth = d_model // heads
         x = _float32(rng.standard_normal((batch, heads, seq, depth)))
+        hints = [*merge_shape_hints(batch, heads, seq, depth), ((batch, heads, seq * depth), SIZES_BEFORE_TRANSPOSE)]
         expect_heads(quietly(merge_heads, to_tensor(x)), ref.merge_heads(x), f"merge_heads for x of shape {x.shape}",
-                     mistakes=results(mistakes.MERGE_HEADS, x), shape_hints=merge_shape_hints(batch, heads, seq, depth))
+                     mistakes=results(mistakes.MERGE_HEADS, x), shape_hints=hints)
         original = _float32(rng.standard_normal((batch, seq, d_model)))
         expect_heads(quietly(merge_heads, to_tensor(ref.split_heads(original, heads))), original,
                      f"merge_heads(split_heads(x)) for x of shape {original.shape} (should give back x)",
@@ -103,39 +104,81 @@ def _mask(rng, kind: str, batch: int, n_q: int, n_k: int):
     return _padding(rng, batch, n_k) * look_ahead_mask(n_q)  # "both": (batch, n_q, n_k)
 
 
+KERAS_PARTS = "autograde.reference.multi_head_attention.keras_layers"
+# The notebook's names that `call` uses, pointed at the reference while it is graded.
+REFERENCE_PARTS = {"split_heads": f"{KERAS_PARTS}:split_heads", "merge_heads": f"{KERAS_PARTS}:merge_heads"}
+
+
 def grade_multi_head_attention_call(layer_class) -> None:
     """The layer's call on seeded inputs and weights; split_heads and merge_heads are the reference's."""
+    # The parts are swapped where `call` finds them: in a notebook, call's globals (the class's own
+    # __init__ may come from elsewhere, a subclass of the reference, say).
     call = getattr(layer_class, "call", None)
     rng = draw(33)
-    for batch, n_q, n_k, d_model, heads, kind in CALL_CASES:
-        description = (f"batch {batch}, {n_q} queries, {n_k} keys, d_model {d_model}, {heads} heads, "
-                       f"mask: {kind}")
-        weights = {name: tuple(_float32(a) for a in pair)
-                   for name, pair in ref.random_weights(rng, d_model, d_model).items()}
-        k = _float32(rng.standard_normal((batch, n_k, d_model)))
-        q = k if n_q == n_k else _float32(rng.standard_normal((batch, n_q, d_model)))
-        v = k
-        mask = _mask(rng, kind, batch, n_q, n_k)
-        inputs = (q, k, v, weights, heads, mask)
-        try:
-            with quiet(), parts_replaced(call, split_heads=keras_layers.split_heads,
-                                         merge_heads=keras_layers.merge_heads):
-                layer = call_learner(layer_class, d_model, heads)
-                set_projection_weights(layer, weights)
-                result = _call_layer(layer, [to_tensor(a) for a in (q, k, v)] + ([] if mask is None else
-                                                                                 [to_tensor(mask)]), mask)
-            weight_mistakes = results(mistakes.CALL_WEIGHTS, *inputs)
-            output, attention = inspect_multi_head_result(
-                result, batch=batch, heads=heads, n_q=n_q, n_k=n_k, d_model=d_model, mask=mask,
-                unmasked_weights=ref.multi_head_attention(q, k, v, weights, heads)[1], mask_mistakes=weight_mistakes)
-            expected_output, expected_weights = ref.multi_head_attention(*inputs)
-            expect_multi_head_values(output, attention, expected_output, expected_weights,
-                                     weight_mistakes=weight_mistakes,
-                                     output_mistakes=results(mistakes.CALL_OUTPUT, *inputs), atol=2e-5)
-        except CheckFailed as failure:
-            raise CheckFailed(f"[{description}] {failure}") from None
+    with quiet(), with_parts(layer_class if call is None else call, **REFERENCE_PARTS):
+        for case in CALL_CASES:
+            _grade_call_case(layer_class, rng, *case)
     passed(f"call matches the reference in {len(CALL_CASES)} cases (self- and cross-attention, 1 to 4 heads, "
            "no mask, padding, look-ahead and both)")
+
+
+def _grade_call_case(layer_class, rng, batch, n_q, n_k, d_model, heads, kind) -> None:
+    description = f"batch {batch}, {n_q} queries, {n_k} keys, d_model {d_model}, {heads} heads, mask: {kind}"
+    weights = _float32_weights(ref.random_weights(rng, d_model, d_model))
+    k = _float32(rng.standard_normal((batch, n_k, d_model)))
+    q = k if n_q == n_k else _float32(rng.standard_normal((batch, n_q, d_model)))
+    v = k
+    mask = _mask(rng, kind, batch, n_q, n_k)
+    inputs = (q, k, v, weights, heads, mask)
+    try:
+        layer = call_learner(layer_class, d_model, heads)
+        set_projection_weights(layer, weights)
+        result = _call_layer(layer, [to_tensor(a) for a in (q, k, v)] + ([] if mask is None else [to_tensor(mask)]),
+                             mask)
+        weight_mistakes = results(mistakes.CALL_WEIGHTS, *inputs)
+        try:
+            output, attention = inspect_multi_head_result(
+                result, batch=batch, heads=heads, n_q=n_q, n_k=n_k, d_model=d_model, mask=mask,
+                unmasked_weights=ref.multi_head_attention(q, k, v, weights, heads)[1],
+                mask_mistakes=weight_mistakes)
+        except CheckFailed:
+            if isinstance(result, (tuple, list)) and len(result) == 2:
+                _expect_mask_not_inverted(result[1], mask)
+            raise
+        expected_output, expected_weights = ref.multi_head_attention(*inputs)
+        expect_multi_head_values(output, attention, expected_output, expected_weights,
+                                 weight_mistakes=weight_mistakes,
+                                 output_mistakes=results(mistakes.CALL_OUTPUT, *inputs), atol=2e-5)
+    except CheckFailed as failure:
+        raise CheckFailed(f"[{description}] {failure}") from None
+
+
+MASK_INVERTED = (
+    "the mask looks inverted: the blocked positions (mask 0) get all the weight and the others none; give "
+    "scaled_dot_product_attention the mask as it is (1 = attend, 0 = blocked), with a head axis"
+)
+
+
+def _expect_mask_not_inverted(weights, mask) -> None:
+    """Called once the weights failed their structural check: name an inverted mask when, in every row that
+    mixes allowed and blocked keys, the allowed keys get no weight (such rows always exist here)."""
+    if mask is None:
+        return
+    weights = np.asarray(getattr(weights, "numpy", lambda: weights)(), dtype=np.float64)
+    if weights.ndim != 4:
+        return
+    try:
+        allowed = np.broadcast_to(np.asarray(mask)[..., np.newaxis, :, :] > 0, weights.shape)
+    except ValueError:  # the weights have another shape: the structural message says so
+        return
+    mixed = allowed.any(axis=-1) & ~allowed.all(axis=-1)
+    if mixed.any() and np.all(np.where(allowed, weights, 0.0).sum(axis=-1)[mixed] < 1e-6):
+        raise CheckFailed(MASK_INVERTED)
+
+
+def _float32_weights(weights) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The weights as the layers hold them (float32), so that the reference computes with the same numbers."""
+    return {name: tuple(_float32(a) for a in pair) for name, pair in weights.items()}
 
 
 def _call_layer(layer, args, mask):
@@ -151,39 +194,55 @@ def _call_layer(layer, args, mask):
 COPY_CASES = [(4, 1), (8, 2), (12, 3), (32, 4)]  # (d_model, heads)
 
 
+def _keras_blocks(weights, heads: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Dense-layout weights in keras.layers.MultiHeadAttention's layout (the head axis kept): what
+    `ref.set_keras_weights` puts in the Keras layer, computed here rather than read back from the kernel."""
+    blocks = {}
+    for name in ("wq", "wk", "wv"):
+        kernel, bias = weights[name]
+        blocks[name] = (kernel.reshape(kernel.shape[0], heads, -1), bias.reshape(heads, -1))
+    kernel, bias = weights["wo"]
+    blocks["wo"] = (kernel.reshape(heads, -1, kernel.shape[-1]), bias)
+    return blocks
+
+
 def grade_copy_keras_weights(copy_keras_weights) -> None:
     """Copy random Keras weights into the reference layer; its weights, then its outputs, must match Keras's."""
-    import keras
-
+    # Both layers are made where the learner's code runs; the grader keeps the weights it gave them.
+    keras_attention = library(copy_keras_weights, "keras.layers:MultiHeadAttention")
+    reference_layer = part(copy_keras_weights, f"{KERAS_PARTS}:ScratchMultiHeadAttention")
     rng = draw(34)
     for d_model, heads in COPY_CASES:
         description = f"d_model {d_model}, {heads} heads"
-        keras_layer = keras.layers.MultiHeadAttention(num_heads=heads, key_dim=d_model // heads)
-        layer = keras_layers.ScratchMultiHeadAttention(d_model, heads)
+        keras_layer = keras_attention(num_heads=heads, key_dim=d_model // heads)
+        layer = reference_layer(d_model, heads)
         x = to_tensor(rng.standard_normal((2, 5, d_model)))
         keras_layer(x, x)
         layer(x, x, x)
-        ref.set_keras_weights(keras_layer, ref.random_weights(rng, d_model, d_model), heads)
-        ref.set_layer_weights(layer, ref.random_weights(rng, d_model, d_model))  # something else to overwrite
-        keras_blocks = ref.keras_blocks(keras_layer)
-        before = ref.layer_weights(layer)
+        copied = _float32_weights(ref.random_weights(rng, d_model, d_model))
+        before = _float32_weights(ref.random_weights(rng, d_model, d_model))  # something else to overwrite
+        ref.set_keras_weights(keras_layer, copied, heads)
+        ref.set_layer_weights(layer, before)
         try:
             quietly(copy_keras_weights, keras_layer, layer)
-            expect_copied_weights(layer, ref.dense_layout(keras_blocks), before, keras_blocks)
-            _expect_same_outputs(keras_layer, layer, rng, d_model)
+            expect_copied_weights(layer, copied, before, _keras_blocks(copied, heads))
+            _expect_same_outputs(layer, copied, heads, rng, d_model)
         except CheckFailed as failure:
             raise CheckFailed(f"[{description}] {failure}") from None
     passed(f"copy_keras_weights: the copied layer computes what keras.layers.MultiHeadAttention computes "
            f"({len(COPY_CASES)} sizes, masks none, padding, look-ahead and both)")
 
 
-def _expect_same_outputs(keras_layer, layer, rng, d_model: int) -> None:
+def _expect_same_outputs(layer, copied, heads: int, rng, d_model: int) -> None:
+    """The copied layer against the NumPy reference with the Keras layer's weights (which equals Keras's
+    layer: tests/test_03_multi_head_attention.py)."""
     batch, n = 3, 6
-    x = to_tensor(rng.standard_normal((batch, n, d_model)))
+    x = _float32(rng.standard_normal((batch, n, d_model)))
     for kind in ("none", "padding", "look-ahead", "both"):
-        mask = to_tensor(_mask(rng, kind, batch, n, n))
-        expected, expected_weights = keras_layer(x, x, x, attention_mask=mask, return_attention_scores=True)
-        output, weights = layer(x, x, x) if mask is None else layer(x, x, x, mask)
+        mask = _mask(rng, kind, batch, n, n)
+        expected, expected_weights = ref.multi_head_attention(x, x, x, copied, heads, mask)
+        inputs = [to_tensor(x)] * 3 + ([] if mask is None else [to_tensor(mask)])
+        output, weights = quietly(layer, *inputs)
         expect_close(weights, expected_weights, f"attention weights after the copy (mask: {kind})", atol=1e-5,
                      hint="the copied layer's attention differs from Keras's: check how wq and wk are copied")
         expect_close(output, expected, f"output after the copy (mask: {kind})", atol=1e-5,

@@ -5,6 +5,9 @@
 - BertEncoder: built with the REFERENCE BertEmbedding (the notebook's name `BertEmbedding` points at it
   while the encoder is constructed), so a mistake in exercise 5.2 does not cost 5.3; weights seeded,
   inputs padded, compared with the NumPy reference.
+
+The layers are made and built where the learner's code runs (the student's kernel when grading); their
+structure is read here, through `viewed`, and every weight is set to a value chosen here.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ import numpy as np
 
 from autograde.checks import rng as draw
 from autograde.checks import seed_of
+from autograde.checks.bert.kernel import run_there, viewed
 from autograde.mistakes import results
 from autograde.mistakes.bert import encoder as mistakes
 from autograde.reference.bert import encoder as ref
-from autograde.reference.bert.keras_layers import BertEmbedding as ReferenceEmbedding
-from course_lib.bert.encoder import EMBEDDING_HINT, ENCODER_HINT, padded_batch, prebuild
+from autograde.remote import with_parts
+from course_lib.bert.encoder import EMBEDDING_HINT, ENCODER_HINT, padded_batch
 from course_lib.checking import (
     CheckFailed,
     call_layer,
@@ -27,7 +31,6 @@ from course_lib.checking import (
     expect_deterministic,
     expect_dropout_in_training,
     make_layer,
-    parts_replaced,
     passed,
     quiet,
     to_array,
@@ -35,6 +38,7 @@ from course_lib.checking import (
 from course_lib.keras_weights import bert_variables, seed_variables
 
 TOL = dict(atol=1e-4, rtol=1e-4)
+REFERENCE_EMBEDDING = "autograde.reference.bert.keras_layers:BertEmbedding"
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,14 @@ class Case:
                                                          if self.layers > 1 or self.heads > 1 else ""))
 
 
+def _seeded(layer, config: dict, seed: int, part: str = "encoder") -> dict:
+    """Build the learner's layer where it lives (without tracing it), check its structure here, set every
+    weight from `seed`; return the values set, by attribute path."""
+    with quiet():
+        run_there(layer, "course_lib.bert.encoder:prebuild", layer, config)
+        return seed_variables(bert_variables(viewed(layer), config, part=part), seed=seed)
+
+
 # ----------------------------------------------------------------------------------------------
 # BertEmbedding
 
@@ -83,9 +95,7 @@ def _grade_embedding_case(BertEmbedding, index: int, case: Case) -> None:  # noq
     ids, segments, _ = padded_batch(draw(900 + index), config, case.batch, case.seq)
     layer = make_layer(BertEmbedding, case.vocab, case.hidden, max_sequence_length=case.max_len,
                        num_segments=case.segments, dropout=0.5, layernorm_eps=case.eps)
-    with quiet():
-        prebuild(layer, config)
-        weights = seed_variables(bert_variables(layer, config, part="embedding"), seed=seed_of(910 + index))
+    weights = _seeded(layer, config, seed_of(910 + index), part="embedding")
     output, again, training = (call_layer(layer, ids, segments, training=t, hint=EMBEDDING_HINT)
                                for t in (False, False, True))
     name = f"BertEmbedding output ({case.label()})"
@@ -112,9 +122,7 @@ def _run_encoder(BertEncoder, case: Case, index: int):  # noqa: N803
     ids, segments, mask = padded_batch(draw(920 + index), config, case.batch, case.seq)
     encoder = make_layer(BertEncoder, case.vocab, case.layers, case.heads, case.hidden, case.inter, dropout=0.5,
                          max_sequence_length=case.max_len, num_segments=case.segments)
-    with quiet():
-        prebuild(encoder, config)
-        weights = seed_variables(bert_variables(encoder, config), seed=seed_of(930 + index))
+    weights = _seeded(encoder, config, seed_of(930 + index))
     outputs = [call_layer(encoder, ids, segments, mask, training=t, hint=ENCODER_HINT) for t in (False, False, True)]
     return (ids, segments, mask), weights, outputs
 
@@ -128,7 +136,7 @@ def grade_bert_encoder(BertEncoder) -> None:  # noqa: N803
 
 
 def _grade_encoder_case(BertEncoder, index: int, case: Case) -> None:  # noqa: N803
-    with parts_replaced(BertEncoder.__init__, BertEmbedding=ReferenceEmbedding):
+    with with_parts(BertEncoder, BertEmbedding=REFERENCE_EMBEDDING):
         inputs, weights, (output, again, training) = _run_encoder(BertEncoder, case, index)
     name = (f"BertEncoder output ({case.label()}; built with the reference BertEmbedding, so BertEncoder.call "
             "is at fault)")

@@ -1,6 +1,10 @@
 """Hidden check of `mask_tokens` (assignment 05) on large random batches: its invariants exactly, its rates
 within 6 binomial standard deviations, and the spread of its random replacements over a small vocabulary.
-`grade_mask_tokens(fn)` raises `CheckFailed` with a diagnosis or prints one success line (stdout only)."""
+`grade_mask_tokens(fn)` raises `CheckFailed` with a diagnosis or prints one success line (stdout only).
+
+The learner's function is called where it lives (the student's kernel when grading) with a generator made
+there, by `run_masking`, which also sees there whether it changed its input or used a global generator.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import math
 import numpy as np
 
 from autograde.checks import rng as draw
+from autograde.checks.bert.kernel import run_there
 from autograde.reference.bert import masking as ref
 from course_lib.bert.masking import (
     BERT_MASKING,
@@ -46,7 +51,20 @@ def _expect_uniform_replacements(original, masked, selected, *, mask_id, vocab_s
                 "included (e.g. rng.choice(non_special_ids))")
 
 
+def _called_there(mask_tokens):
+    """`mask_tokens` as the shared checks call it, with a generator of this process: the call runs where the
+    function lives, with a generator made there from a seed drawn from ours (so the same seed gives the same
+    masking, and another seed another one)."""
+    def call(token_ids, rng, **kwargs):
+        seed = int(rng.integers(2**63))
+        return run_there(mask_tokens, "course_lib.bert.masking:run_masking", mask_tokens, token_ids, seed, **kwargs)
+
+    call.__name__ = "mask_tokens"
+    return call
+
+
 def grade_mask_tokens(mask_tokens) -> None:
+    mask_tokens = _called_there(mask_tokens)
     rng = draw(55)
     with quiet():
         large = random_token_batch(rng, 2000, 128, unk_id=100)

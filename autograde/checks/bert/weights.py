@@ -4,6 +4,10 @@ The learner's loader fills the REFERENCE BertEncoder, from small keras-hub backb
 seeded weights and from the shipped checkpoint; every weight is compared with where it should come from
 (the first wrong one is named), the backbone must be unchanged, and the loaded encoder must reproduce the
 backbone's sequence_output within 1e-4 (real sentences, with padding, for the checkpoint).
+
+The encoder and the backbones the loader is given are made where it runs (the student's kernel when grading):
+the small backbones get the weights of twins built here from a seed, the checkpoint is loaded there as here.
+What they should hold and output is known here only from those twins, never read back from the kernel.
 """
 
 from __future__ import annotations
@@ -14,21 +18,16 @@ import numpy as np
 
 from autograde.checks import rng as draw
 from autograde.checks import seed_of
-from autograde.reference.bert.keras_layers import BertEncoder
+from autograde.checks.bert.kernel import run_there
 from autograde.reference.bert.weights import sources
-from course_lib.bert.encoder import ENCODER_ARGS, build_unused, padded_batch
-from course_lib.bert.weights import call_loader, describe_wrong_weight, expect_backbone_unchanged, make_backbone
+from autograde.remote import library, part
+from course_lib.bert.encoder import ENCODER_ARGS, padded_batch
+from course_lib.bert.weights import call_loader, describe_wrong_weight, make_backbone
 from course_lib.checking import CheckFailed, passed, quiet, to_array
-from course_lib.keras_weights import (
-    backbone_variables,
-    bert_variables,
-    fingerprint,
-    resolve,
-    same_fingerprint,
-    sublayer_weights,
-)
+from course_lib.keras_weights import backbone_variables, fingerprint, same_fingerprint
 
 OUTPUT_TOLERANCE = 1e-4  # max |difference| from the backbone's sequence_output
+REFERENCE_ENCODER = "autograde.reference.bert.keras_layers:BertEncoder"
 SMALL_BACKBONES = [
     {"vocabulary_size": 200, "num_layers": 2, "num_heads": 4, "hidden_dim": 48, "intermediate_dim": 96,
      "max_sequence_length": 40, "num_segments": 2},
@@ -51,48 +50,96 @@ def _pretrained():
     return load_bert()
 
 
-def _reference_encoder(config: dict):
-    """The reference BertEncoder of these sizes, built without tracing, every weight zero."""
-    encoder = BertEncoder(**{k: config[k] for k in ENCODER_ARGS if k in config})
-    build_unused(encoder, config)
-    encoder.embedding.built = encoder.built = True
-    variables = bert_variables(encoder, config)
+def _weight_names(path: str, *, backbone: bool) -> list[str]:
+    """The weights of the sublayer at `path`, in the order `course_lib.keras_weights.sublayer_weights` lists them."""
+    name = path.rsplit(".", 1)[-1]
+    if name in ("mha", "_self_attention_layer"):
+        return [f"{p}_dense.{kind}" for p in ("query", "key", "value", "output") for kind in ("kernel", "bias")]
+    if "norm" in name:
+        return ["gamma", "beta"]
+    if name.endswith("embedding"):
+        return ["position_embeddings" if backbone and name == "position_embedding" else "embeddings"]
+    return ["kernel", "bias"]  # a dense layer
+
+
+def weight_sources(num_layers: int) -> dict[str, str]:
+    """Encoder weight label -> the backbone weight label it is loaded from."""
+    labels = {}
+    for mine, theirs in sources(num_layers):
+        pairs = zip(_weight_names(mine, backbone=False), _weight_names(theirs, backbone=True), strict=True)
+        labels.update({f"{mine}.{a}": f"{theirs}.{b}" for a, b in pairs})
+    return labels
+
+
+def _sizes(config: dict) -> dict:
+    return {k: config[k] for k in ENCODER_ARGS if k in config}
+
+
+def _reference_encoder(learner, config: dict):
+    """The reference BertEncoder of these sizes, made where the learner runs, built without tracing, every
+    weight zero; returns (encoder, its variables by attribute path)."""
+    encoder = part(learner, REFERENCE_ENCODER)(**_sizes(config))
+    run_there(learner, "course_lib.bert.encoder:prebuild", encoder, config)
+    variables = run_there(learner, "course_lib.keras_weights:bert_variables", encoder, config)
     for variable in variables.values():
-        variable.assign(np.zeros(variable.shape, np.float32))
+        variable.assign(np.zeros(tuple(variable.shape), np.float32))
     return encoder, variables
 
 
-def _grade_loaded(load_bert_weights, backbone, config: dict, inputs, what: str) -> None:
-    with quiet():
-        encoder, variables = _reference_encoder(config)
-        before = {label: fingerprint(v) for label, v in backbone_variables(backbone).items()}
-        call_loader(load_bert_weights, encoder, backbone, config)
-    expect_backbone_unchanged(before, backbone)
-    mine_to_theirs = _sources_by_label(encoder, backbone, config["num_layers"])
+def _small_backbone(learner, config: dict, seed: int):
+    """(the backbone given to the loader, its twin here): the same sizes and seeded weights."""
+    twin = make_backbone(config, seed=seed)
+    backbone = library(learner, "keras_hub.models:BertBackbone")(**_sizes(config))
+    variables = _backbone_variables(learner, backbone)
+    values = {label: variable.numpy() for label, variable in backbone_variables(twin).items()}
+    if sorted(variables) != sorted(values):
+        raise CheckFailed("keras_hub.models.BertBackbone does not have the weights the grader expects in your "
+                          "kernel: did the notebook change keras_hub?")
     for label, variable in variables.items():
-        source = mine_to_theirs[label]
-        if not same_fingerprint(fingerprint(variable), before[source]):
-            raise CheckFailed(describe_wrong_weight(label, variable, before, expected_source=source)
+        variable.assign(values[label])
+    return backbone, twin
+
+
+def _backbone_variables(learner, backbone) -> dict:
+    """The encoder weights of a backbone (one made by the check) by attribute path, read where it lives."""
+    return run_there(learner, "course_lib.keras_weights:backbone_variables", backbone)
+
+
+def _pretrained_backbone(learner):
+    """(the shipped checkpoint loaded where the learner runs, the same checkpoint loaded here)."""
+    return run_there(learner, "course_lib.pretrained:load_bert").backbone, _pretrained().backbone
+
+
+def _fingerprints(learner, variables: dict) -> dict[str, tuple[float, float]]:
+    """The fingerprint of each variable, computed where it lives (one request each, no array sent)."""
+    there = library(learner, "course_lib.keras_weights:fingerprint")
+    return {label: tuple(there(variable)) for label, variable in variables.items()}
+
+
+def _grade_loaded(load_bert_weights, backbones, config: dict, inputs, what: str) -> None:
+    backbone, twin = backbones
+    with quiet():
+        encoder, variables = _reference_encoder(load_bert_weights, config)
+        truth = {label: fingerprint(v) for label, v in backbone_variables(twin).items()}
+        given = _fingerprints(load_bert_weights, _backbone_variables(load_bert_weights, backbone))
+        if sorted(given) != sorted(truth) or not all(same_fingerprint(given[k], truth[k]) for k in truth):
+            # Not the learner's doing: the kernel has another checkpoint or keras-hub than the grader.
+            raise RuntimeError(f"the backbone made for the loader differs from the grader's ({what})")
+        call_loader(load_bert_weights, encoder, backbone, config)
+        run_there(load_bert_weights, "course_lib.bert.weights:expect_backbone_unchanged", truth, backbone)
+        loaded = _fingerprints(load_bert_weights, variables)
+    for label, source in weight_sources(config["num_layers"]).items():
+        if not same_fingerprint(loaded[label], truth[source]):
+            raise CheckFailed(describe_wrong_weight(label, variables[label], truth, expected_source=source)
                               + f" ({what})")
     with quiet():
         output = encoder(*inputs, training=False)
-    expected = backbone({"token_ids": inputs[0], "segment_ids": inputs[1], "padding_mask": inputs[2]})
+        expected = twin({"token_ids": inputs[0], "segment_ids": inputs[1], "padding_mask": inputs[2]})
     difference = np.abs(to_array(output, "encoder output") - to_array(expected["sequence_output"], "backbone output"))
     if difference.max() > OUTPUT_TOLERANCE:
         raise CheckFailed(f"every weight is in its place, but the encoder's output differs from the backbone's "
                           f"sequence_output by up to {difference.max():.3g} ({what}): did load_bert_weights change "
                           "anything else, such as an activation or a layer?")
-
-
-def _sources_by_label(encoder, backbone, num_layers: int) -> dict[str, str]:
-    """Encoder weight label -> backbone weight label, pairing the sublayers' weights in order."""
-    labels = {}
-    for mine, theirs in sources(num_layers):
-        mine_weights = sublayer_weights(resolve(encoder, mine))
-        their_weights = sublayer_weights(resolve(backbone, theirs))
-        for (mine_attr, _), (their_attr, _) in zip(mine_weights, their_weights, strict=True):
-            labels[f"{mine}.{mine_attr}"] = f"{theirs}.{their_attr}"
-    return labels
 
 
 def real_inputs(tokenizer, sentences=SENTENCES):
@@ -109,15 +156,16 @@ def real_inputs(tokenizer, sentences=SENTENCES):
 def grade_load_bert_weights(load_bert_weights) -> None:
     for index, config in enumerate(SMALL_BACKBONES):
         with quiet():
-            backbone = make_backbone(config, seed=seed_of(940 + index))
+            backbones = _small_backbone(load_bert_weights, config, seed_of(940 + index))
         inputs = padded_batch(draw(950 + index), config, 3, 7)
         what = (f"small random backbone: {config['num_layers']} layers, hidden {config['hidden_dim']}, "
                 f"vocabulary {config['vocabulary_size']}")
-        _grade_loaded(load_bert_weights, backbone, config, inputs, what)
+        _grade_loaded(load_bert_weights, backbones, config, inputs, what)
     with quiet():
         bert = _pretrained()
+        backbones = _pretrained_backbone(load_bert_weights)
     config = {k: bert.config[k] for k in ENCODER_ARGS}
-    _grade_loaded(load_bert_weights, bert.backbone, config, real_inputs(bert.tokenizer),
+    _grade_loaded(load_bert_weights, backbones, config, real_inputs(bert.tokenizer),
                   f"pretrained checkpoint on {len(SENTENCES)} padded sentences")
     passed(f"load_bert_weights puts every weight in its place for {len(SMALL_BACKBONES)} small backbones and the "
            f"pretrained checkpoint, whose sequence_output the encoder then reproduces within {OUTPUT_TOLERANCE:g}")

@@ -1,8 +1,9 @@
 """Hidden checks of assignment 04's EncoderLayer and DecoderLayer against the NumPy reference.
 
 Each check builds the learner's layer for several seeded configurations, sets its weights from a seeded
-generator (by attribute name), reads them back into the reference, and compares outputs and attention
-weights in inference mode, with and without masks. The cases and helpers here serve the stacks' checks too.
+generator (by attribute name), gives the same values to the reference, and compares outputs and attention
+weights in inference mode, with and without masks; then it checks that each dropout acts in training mode
+(autograde/checks/transformer/training.py). The cases and helpers here serve the stacks' checks too.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import numpy as np
 
 from autograde.checks import rng as draw
 from autograde.checks import seed_of
+from autograde.checks.transformer.kernel import seen
+from autograde.checks.transformer.training import SITE_ADVICE, block_sites, expect_dropout_acts, expect_each_site_acts
 from autograde.mistakes import results
 from autograde.mistakes.transformer import layers as mistakes
 from autograde.reference.transformer import layers as ref
@@ -26,7 +29,7 @@ from course_lib.checking import (
     quiet,
     to_tensor,
 )
-from course_lib.keras_weights import seed_weights
+from course_lib.keras_weights import layer_variables, seed_variables, seed_weights
 from course_lib.transformer.layers import DECODER_MASK_HINT, TRAINING_ADVICE
 
 TOL = dict(atol=1e-4, rtol=1e-4)
@@ -58,10 +61,11 @@ def expect_same_at_inference(first, second, name: str) -> None:
 
 
 def token_ids(rng, batch: int, length: int, vocab: int) -> np.ndarray:
-    """Random ids 1..vocab-1, each sentence padded with 0 after a random length (at least 1)."""
+    """Random ids 1..vocab-1, each sentence padded with 0 after a random length (at least 1); the first
+    sentence is always padded (when longer than 1), so that a padding mask matters whatever the seed."""
     ids = rng.integers(1, vocab, size=(batch, length))
     for row in range(batch):
-        ids[row, rng.integers(1, length + 1):] = 0
+        ids[row, rng.integers(1, length if row == 0 and length > 1 else length + 1):] = 0
     return ids.astype(np.int32)
 
 
@@ -114,11 +118,15 @@ ENCODER_LAYER_CASES = [
 ]
 
 
+ENCODER_LAYER_TRAINING = Case(8, 2, 16, 2, 6, masks="padding")
+
+
 def grade_encoder_layer(EncoderLayer) -> None:  # noqa: N803
     for index, case in enumerate(ENCODER_LAYER_CASES):
         _grade_encoder_layer_case(EncoderLayer, index, case)
+    _grade_encoder_layer_training(EncoderLayer)
     passed(f"EncoderLayer matches the reference in {len(ENCODER_LAYER_CASES)} configurations, with and "
-           "without masks")
+           "without masks; its dropouts act in training mode only")
 
 
 def _grade_encoder_layer_case(EncoderLayer, index: int, case: Case) -> None:  # noqa: N803
@@ -129,7 +137,7 @@ def _grade_encoder_layer_case(EncoderLayer, index: int, case: Case) -> None:  # 
     def run():
         layer = make_layer(EncoderLayer, case.d, case.heads, case.fc, dropout_rate=0.5, layernorm_eps=case.eps)
         call_layer(layer, to_tensor(x), training=False, mask=to_tensor(mask))
-        weights = seed_weights(layer, "encoder_layer", case.block_config(), seed=seed_of(index))
+        weights = seed_weights(seen(layer), "encoder_layer", case.block_config(), seed=seed_of(index))
         return weights, *[call_layer(layer, to_tensor(x), training=False, mask=to_tensor(mask)) for _ in range(2)]
 
     weights, output, again = quietly_run(run)
@@ -138,6 +146,26 @@ def _grade_encoder_layer_case(EncoderLayer, index: int, case: Case) -> None:  # 
     wrong = results(mistakes.ENCODER_LAYER, weights, x, mask, eps=case.eps, where="EncoderLayer",
                     skip=() if mask is not None else ("no_mask",))
     expect_close(output, ref.encoder_layer(weights, x, mask, eps=case.eps), name, mistakes=wrong, **TOL)
+
+
+def _grade_encoder_layer_training(EncoderLayer) -> None:  # noqa: N803
+    case = ENCODER_LAYER_TRAINING
+    rng = draw(450)
+    x = rng.standard_normal((case.batch, case.target, case.d))
+    mask = encoder_mask(case, token_ids(rng, case.batch, case.target, 9))
+
+    def run(training: bool):
+        return call_layer(layer, to_tensor(x), training=training, mask=to_tensor(mask))
+
+    with quiet():
+        layer = make_layer(EncoderLayer, case.d, case.heads, case.fc, dropout_rate=0.5, layernorm_eps=case.eps)
+        run(False)
+        variables = layer_variables(seen(layer), "encoder_layer", case.block_config())
+        weights = seed_variables(variables, seed=seed_of(450))
+    name = f"EncoderLayer output ({case.label()})"
+    expect_dropout_acts(run(False), run(True), name, what="layer", advice=SITE_ADVICE["dropout_ffn"])
+    expect_each_site_acts(variables, weights, run, block_sites("", decoder=False), name,
+                          {site: SITE_ADVICE[site] for site in ("mha", "dropout_ffn")})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -156,11 +184,15 @@ WEIGHTS_SWAPPED = ("the attention weights are returned in the wrong order: (outp
                    "mha1, cross-attention weights of mha2)")
 
 
+DECODER_LAYER_TRAINING = Case(8, 2, 16, 2, 5, 6, masks="both")
+
+
 def grade_decoder_layer(DecoderLayer) -> None:  # noqa: N803
     for index, case in enumerate(DECODER_LAYER_CASES):
         _grade_decoder_layer_case(DecoderLayer, index, case)
+    _grade_decoder_layer_training(DecoderLayer)
     passed(f"DecoderLayer matches the reference in {len(DECODER_LAYER_CASES)} configurations: output and both "
-           "attention weights")
+           "attention weights; its dropouts act in training mode only")
 
 
 def _expect_weights(actual, expected, name: str, other) -> None:
@@ -180,7 +212,7 @@ def _grade_decoder_layer_case(DecoderLayer, index: int, case: Case) -> None:  # 
     def run():
         layer = make_layer(DecoderLayer, case.d, case.heads, case.fc, dropout_rate=0.5, layernorm_eps=case.eps)
         call_layer(layer, to_tensor(x), to_tensor(enc_output), **kwargs)
-        weights = seed_weights(layer, "decoder_layer", case.block_config(), seed=seed_of(index))
+        weights = seed_weights(seen(layer), "decoder_layer", case.block_config(), seed=seed_of(index))
         return weights, [call_layer(layer, to_tensor(x), to_tensor(enc_output), **kwargs) for _ in range(2)]
 
     weights, (result, again) = quietly_run(run)
@@ -197,3 +229,27 @@ def _grade_decoder_layer_case(DecoderLayer, index: int, case: Case) -> None:  # 
     expect_close(output, expected, name, mistakes=wrong, **TOL)
     _expect_weights(w1, e1, f"DecoderLayer self-attention weights ({case.label()})", e2)
     _expect_weights(w2, e2, f"DecoderLayer cross-attention weights ({case.label()})", e1)
+
+
+def _grade_decoder_layer_training(DecoderLayer) -> None:  # noqa: N803
+    case = DECODER_LAYER_TRAINING
+    rng = draw(650)
+    x = rng.standard_normal((case.batch, case.target, case.d))
+    enc_output = rng.standard_normal((case.batch, case.source, case.d))
+    look_ahead, padding = decoder_masks(case, token_ids(rng, case.batch, case.target, 9),
+                                        token_ids(rng, case.batch, case.source, 9))
+
+    def run(training: bool):
+        return call_layer(layer, to_tensor(x), to_tensor(enc_output), training=training,
+                          look_ahead_mask=to_tensor(look_ahead), padding_mask=to_tensor(padding),
+                          hint=DECODER_MASK_HINT)[0]
+
+    with quiet():
+        layer = make_layer(DecoderLayer, case.d, case.heads, case.fc, dropout_rate=0.5, layernorm_eps=case.eps)
+        run(False)
+        variables = layer_variables(seen(layer), "decoder_layer", case.block_config())
+        weights = seed_variables(variables, seed=seed_of(650))
+    name = f"DecoderLayer output ({case.label()})"
+    expect_dropout_acts(run(False), run(True), name, what="layer", advice=SITE_ADVICE["dropout_ffn"])
+    expect_each_site_acts(variables, weights, run, block_sites("", decoder=True), name,
+                          {site: SITE_ADVICE[site] for site in ("mha1", "mha2", "dropout_ffn")})

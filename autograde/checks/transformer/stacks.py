@@ -1,8 +1,10 @@
 """Hidden checks of assignment 04's Encoder, Decoder and Transformer against the NumPy reference.
 
 Composites are built with reference parts (Encoder with the reference EncoderLayer, Decoder with the
-reference DecoderLayer, Transformer with the reference Encoder and Decoder), so a mistake in a part costs
-that part's points only.
+reference DecoderLayer, Transformer with the reference Encoder and Decoder), made where the learner's code
+runs (autograde.remote.with_parts), so a mistake in a part costs that part's points only. In training mode,
+the Encoder's and Decoder's own dropout must act, and every composite must run its parts in training mode
+(autograde/checks/transformer/training.py).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import numpy as np
 
 from autograde.checks import rng as draw
 from autograde.checks import seed_of
+from autograde.checks.transformer.kernel import seen
 from autograde.checks.transformer.layers import (
     TOL,
     Case,
@@ -21,29 +24,35 @@ from autograde.checks.transformer.layers import (
     quietly_run,
     token_ids,
 )
+from autograde.checks.transformer.training import (
+    PROBES,
+    block_sites,
+    expect_dropout_acts,
+    expect_each_site_acts,
+    expect_probe_flags,
+)
 from autograde.mistakes import results
 from autograde.mistakes.transformer import stacks as mistakes
 from autograde.reference.transformer import stacks as ref
-
-# Bound at import: a test that swaps the module's classes for wrong ones does not change the graders' parts.
-from autograde.reference.transformer.keras_layers import Decoder as ReferenceDecoder
-from autograde.reference.transformer.keras_layers import DecoderLayer as ReferenceDecoderLayer
-from autograde.reference.transformer.keras_layers import Encoder as ReferenceEncoder
-from autograde.reference.transformer.keras_layers import EncoderLayer as ReferenceEncoderLayer
+from autograde.remote import with_parts
 from course_lib.checking import (
     CheckFailed,
     call_layer,
     expect_close,
     expect_shape,
     make_layer,
-    parts_replaced,
     passed,
+    quiet,
     to_array,
     to_tensor,
 )
-from course_lib.keras_weights import seed_weights
+from course_lib.keras_weights import layer_variables, seed_variables, seed_weights
 from course_lib.layers import positional_encoding
 from course_lib.transformer.stacks import POSITION_HINT
+
+PARTS = "autograde.reference.transformer.keras_layers"
+STACK_DROPOUT = ("the {stack}'s own dropout never acts in training: apply self.dropout to the scaled embeddings plus "
+                 "the positional encoding, before the layers, with training=training")
 
 
 def _note_own_part(run, reference, composite: str, part: str) -> None:
@@ -102,7 +111,7 @@ def _run_encoder(Encoder, case, index):  # noqa: N803
     ids, mask, config, args = _encoder_setup(case, index)
     encoder = make_layer(Encoder, *args, dropout_rate=0.5, layernorm_eps=case.eps)
     call_layer(encoder, to_tensor(ids, "int32"), training=False, mask=to_tensor(mask), hint=POSITION_HINT)
-    weights = seed_weights(encoder, "encoder", config, seed=seed_of(index))
+    weights = seed_weights(seen(encoder), "encoder", config, seed=seed_of(index))
     outputs = [call_layer(encoder, to_tensor(ids, "int32"), training=False, mask=to_tensor(mask), hint=POSITION_HINT)
                for _ in range(2)]
     return weights, *outputs
@@ -117,13 +126,14 @@ def grade_encoder(Encoder) -> None:  # noqa: N803
                    lambda weights: ref.encoder(weights, ids, positional_encoding(args[-1], case.d), case.num_layers,
                                                mask),
                    "Encoder", "EncoderLayer")
+    _grade_encoder_training(Encoder)
     passed(f"Encoder matches the reference in {len(ENCODER_CASES)} configurations (graded with the reference "
-           "EncoderLayer)")
+           "EncoderLayer); its dropout acts in training mode only, and its layers run in training mode")
 
 
 def _grade_encoder_case(Encoder, index: int, case: Case) -> None:  # noqa: N803
     ids, mask, _, args = _encoder_setup(case, index)
-    with parts_replaced(Encoder.__init__, EncoderLayer=ReferenceEncoderLayer):
+    with with_parts(Encoder, EncoderLayer=f"{PARTS}:EncoderLayer"):
         weights, output, again = quietly_run(lambda: _run_encoder(Encoder, case, index))
     name = f"Encoder output ({case.label()}; built with the reference EncoderLayer, so Encoder.call is at fault)"
     expect_same_at_inference(output, again, name)
@@ -132,6 +142,44 @@ def _grade_encoder_case(Encoder, index: int, case: Case) -> None:  # noqa: N803
     skip += ("no_mask",) if mask is None else ()
     wrong = results(mistakes.ENCODER, *inputs, eps=case.eps, where="Encoder", skip=skip)
     expect_close(output, ref.encoder(*inputs, eps=case.eps), name, mistakes=wrong, **TOL)
+
+
+ENCODER_TRAINING = Case(8, 2, 16, 2, 6, masks="padding", num_layers=2)
+
+
+def _stack_sites(stack: str, num_layers: int, *, decoder: bool) -> dict[str, tuple[str, ...]]:
+    """The stack's own dropout (no weight silences it) and every dropout site of its layers."""
+    sites: dict[str, tuple[str, ...]] = {"dropout": ()}
+    for i in range(num_layers):
+        prefix = f"{stack}[{i}]."
+        sites.update({prefix + site: keys for site, keys in block_sites(prefix, decoder=decoder).items()})
+    return sites
+
+
+def _grade_encoder_training(Encoder) -> None:  # noqa: N803
+    """With the reference EncoderLayer, the Encoder's own dropout acts; with probes, its layers see training."""
+    case, index = ENCODER_TRAINING, len(ENCODER_CASES)
+    ids, mask, config, args = _encoder_setup(case, index)
+
+    def run(training: bool, encoder):
+        return call_layer(encoder, to_tensor(ids, "int32"), training=training, mask=to_tensor(mask),
+                          hint=POSITION_HINT)
+
+    with with_parts(Encoder, EncoderLayer=f"{PARTS}:EncoderLayer"), quiet():
+        encoder = make_layer(Encoder, *args, dropout_rate=0.5, layernorm_eps=case.eps)
+    with quiet():
+        run(False, encoder)
+        variables = layer_variables(seen(encoder), "encoder", config)
+        weights = seed_variables(variables, seed=seed_of(index))
+    name = f"Encoder output ({case.label()}; built with the reference EncoderLayer)"
+    advice = STACK_DROPOUT.format(stack="Encoder")
+    expect_dropout_acts(run(False, encoder), run(True, encoder), name, what="encoder", advice=advice)
+    expect_each_site_acts(variables, weights, lambda training: run(training, encoder),
+                          _stack_sites("enc_layers", case.num_layers, decoder=False), name, {"dropout": advice})
+    with with_parts(Encoder, EncoderLayer=f"{PROBES}:EncoderLayerProbe"), quiet():
+        probed = make_layer(Encoder, *args, dropout_rate=0.5, layernorm_eps=case.eps)
+    expect_probe_flags(run(True, probed), f"Encoder output ({case.label()}; built with probes as layers)",
+                       "encoder layers", "Call each layer with training=training")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -164,7 +212,7 @@ def _run_decoder(Decoder, case, index):  # noqa: N803
     kwargs = dict(training=False, look_ahead_mask=to_tensor(look_ahead), padding_mask=to_tensor(padding),
                   hint=POSITION_HINT)
     call_layer(decoder, to_tensor(ids, "int32"), to_tensor(enc_output), **kwargs)
-    weights = seed_weights(decoder, "decoder", config, seed=seed_of(index))
+    weights = seed_weights(seen(decoder), "decoder", config, seed=seed_of(index))
     return weights, *[call_layer(decoder, to_tensor(ids, "int32"), to_tensor(enc_output), **kwargs)
                       for _ in range(2)]
 
@@ -178,13 +226,14 @@ def grade_decoder(Decoder) -> None:  # noqa: N803
                    lambda weights: ref.decoder(weights, ids, enc_output, positional_encoding(args[-1], case.d),
                                                case.num_layers, look_ahead, padding)[0],
                    "Decoder", "DecoderLayer")
+    _grade_decoder_training(Decoder)
     passed(f"Decoder matches the reference in {len(DECODER_CASES)} configurations (graded with the reference "
-           "DecoderLayer)")
+           "DecoderLayer); its dropout acts in training mode only, and its layers run in training mode")
 
 
 def _grade_decoder_case(Decoder, index: int, case: Case) -> None:  # noqa: N803
     ids, enc_output, look_ahead, padding, _, args = _decoder_setup(case, index)
-    with parts_replaced(Decoder.__init__, DecoderLayer=ReferenceDecoderLayer):
+    with with_parts(Decoder, DecoderLayer=f"{PARTS}:DecoderLayer"):
         weights, result, again = quietly_run(lambda: _run_decoder(Decoder, case, index))
     what = "(x, attention_weights)"
     output, attention = _pair(result, "Decoder", what)
@@ -196,6 +245,36 @@ def _grade_decoder_case(Decoder, index: int, case: Case) -> None:  # noqa: N803
                     skip=absent_mask_mistakes(look_ahead, padding))
     expect_close(output, expected, name, mistakes=wrong, **TOL)
     _expect_attention_dict(attention, expected_attention, f"Decoder ({case.label()})")
+
+
+DECODER_TRAINING = Case(8, 2, 16, 2, 5, 4, masks="both", num_layers=2)
+
+
+def _grade_decoder_training(Decoder) -> None:  # noqa: N803
+    """With the reference DecoderLayer, the Decoder's own dropout acts; with probes, its layers see training."""
+    case, index = DECODER_TRAINING, len(DECODER_CASES)
+    ids, enc_output, look_ahead, padding, config, args = _decoder_setup(case, index)
+
+    def run(training: bool, decoder):
+        return _pair(call_layer(decoder, to_tensor(ids, "int32"), to_tensor(enc_output), training=training,
+                                look_ahead_mask=to_tensor(look_ahead), padding_mask=to_tensor(padding),
+                                hint=POSITION_HINT), "Decoder", "(x, attention_weights)")[0]
+
+    with with_parts(Decoder, DecoderLayer=f"{PARTS}:DecoderLayer"), quiet():
+        decoder = make_layer(Decoder, *args, dropout_rate=0.5, layernorm_eps=case.eps)
+    with quiet():
+        run(False, decoder)
+        variables = layer_variables(seen(decoder), "decoder", config)
+        weights = seed_variables(variables, seed=seed_of(index))
+    name = f"Decoder output ({case.label()}; built with the reference DecoderLayer)"
+    advice = STACK_DROPOUT.format(stack="Decoder")
+    expect_dropout_acts(run(False, decoder), run(True, decoder), name, what="decoder", advice=advice)
+    expect_each_site_acts(variables, weights, lambda training: run(training, decoder),
+                          _stack_sites("dec_layers", case.num_layers, decoder=True), name, {"dropout": advice})
+    with with_parts(Decoder, DecoderLayer=f"{PROBES}:DecoderLayerProbe"), quiet():
+        probed = make_layer(Decoder, *args, dropout_rate=0.5, layernorm_eps=case.eps)
+    expect_probe_flags(run(True, probed), f"Decoder output ({case.label()}; built with probes as layers)",
+                       "decoder layers", "Call each layer with training=training")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -211,8 +290,9 @@ TRANSFORMER_CASES = [
 def grade_transformer(Transformer) -> None:  # noqa: N803
     for index, case in enumerate(TRANSFORMER_CASES):
         _grade_transformer_case(Transformer, index, case)
+    _grade_transformer_training(Transformer)
     passed(f"Transformer matches the reference in {len(TRANSFORMER_CASES)} configurations (graded with the "
-           "reference Encoder and Decoder)")
+           "reference Encoder and Decoder), and runs both in training mode")
 
 
 def _grade_transformer_case(Transformer, index: int, case: Case) -> None:  # noqa: N803
@@ -231,11 +311,11 @@ def _grade_transformer_case(Transformer, index: int, case: Case) -> None:  # noq
         model = make_layer(Transformer, case.num_layers, case.d, case.heads, case.fc, input_vocab, target_vocab,
                            max_in, max_out, dropout_rate=0.5, layernorm_eps=case.eps)
         call_layer(model, to_tensor(inputs, "int32"), to_tensor(targets, "int32"), **kwargs)
-        weights = seed_weights(model, "transformer", config, seed=seed_of(index))
+        weights = seed_weights(seen(model), "transformer", config, seed=seed_of(index))
         return weights, [call_layer(model, to_tensor(inputs, "int32"), to_tensor(targets, "int32"), **kwargs)
                          for _ in range(2)]
 
-    with parts_replaced(Transformer.__init__, Encoder=ReferenceEncoder, Decoder=ReferenceDecoder):
+    with with_parts(Transformer, Encoder=f"{PARTS}:Encoder", Decoder=f"{PARTS}:Decoder"):
         weights, (result, again) = quietly_run(run)
     what = "(logits, attention_weights)"
     logits, attention = _pair(result, "Transformer", what)
@@ -255,3 +335,40 @@ def _grade_transformer_case(Transformer, index: int, case: Case) -> None:  # noq
     wrong = results(mistakes.TRANSFORMER, *arguments, eps=case.eps, where="Transformer", skip=skip)
     expect_close(logits_array, expected, name, mistakes=wrong, **TOL)
     _expect_attention_dict(attention, expected_attention, f"Transformer ({case.label()})")
+
+
+# The probes' decoder output is (its training flag) + 2 x (the encoder output's mean, the encoder's flag).
+TRANSFORMER_FLAGS = {0.0: "neither the encoder nor the decoder runs in training mode: pass training=training to both",
+                     1.0: "the encoder never runs in training mode: call self.encoder with training=training",
+                     2.0: "the decoder never runs in training mode: call self.decoder with training=training"}
+
+
+def _grade_transformer_training(Transformer) -> None:  # noqa: N803
+    """Built with probes as Encoder and Decoder, the logits in training mode say which of them saw training."""
+    case = TRANSFORMER_CASES[0]
+    rng = draw(800 + len(TRANSFORMER_CASES))
+    inputs, targets = token_ids(rng, case.batch, case.source, 11), token_ids(rng, case.batch, case.target, 7)
+    config = {**case.block_config(), "target_vocab_size": 7}
+    with with_parts(Transformer, Encoder=f"{PROBES}:EncoderProbe", Decoder=f"{PROBES}:DecoderProbe"), quiet():
+        model = make_layer(Transformer, case.num_layers, case.d, case.heads, case.fc, 11, 7, case.source + 2,
+                           case.target + 3, dropout_rate=0.5, layernorm_eps=case.eps)
+
+    def run(training: bool):
+        return _pair(call_layer(model, to_tensor(inputs, "int32"), to_tensor(targets, "int32"), training=training),
+                     "Transformer", "(logits, attention_weights)")[0]
+
+    with quiet():
+        run(False)
+        weights = seed_variables(layer_variables(seen(model), "final_layer", config), seed=seed_of(810))
+    name = f"Transformer logits ({case.label()}; built with probes as Encoder and Decoder)"
+    logits = to_array(run(True), name)
+    kernel, bias = weights["final_layer.kernel"], weights["final_layer.bias"]
+    expected = {flag: np.broadcast_to(flag * kernel.sum(axis=0) + bias, (case.batch, case.target, len(bias)))
+                for flag in (3.0, *TRANSFORMER_FLAGS)}
+    for flag, value in expected.items():
+        if logits.shape == value.shape and np.allclose(logits, value, **TOL):
+            if flag in TRANSFORMER_FLAGS:
+                raise CheckFailed(f"{name}: called with training=True, {TRANSFORMER_FLAGS[flag]}")
+            return
+    raise CheckFailed(f"{name}: called with training=True, the logits are not final_layer applied to the decoder's "
+                      "output: pass training=training to the encoder and the decoder, and nothing else changes")
