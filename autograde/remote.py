@@ -275,7 +275,9 @@ def with_parts(learner, **parts: str):
     from autograde.registry import resolve
     from course_lib.checking import parts_replaced as local_parts_replaced
 
-    function = learner.__init__ if isinstance(learner, type) else learner
+    # A class's own methods share the notebook's globals; an inherited __init__ may not.
+    function = (learner.__dict__.get("__init__") or learner.__dict__.get("call") or learner.__init__
+                if isinstance(learner, type) else learner)
     with local_parts_replaced(function, **{name: resolve(dotted) for name, dotted in parts.items()}):
         yield
 
