@@ -160,10 +160,10 @@ def normalise(submission: nbformat.NotebookNode, source: nbformat.NotebookNode) 
         if count > 1:
             repairs.append(f"{count} copies of test cell {gid}: kept one")
     for gid in tests:
-        if gid not in placed_tests:
+        if gid not in placed_tests:  # its solution cell is gone too: the test cell goes at the end
             cells.append(_source_copy(tests[gid]))
-            if gid not in seen_tests:
-                repairs.append(f"test cell {gid} deleted: restored")
+        if gid not in seen_tests:
+            repairs.append(f"test cell {gid} deleted: restored")
     kernel = submission.get("metadata", {}).get("kernelspec", {}).get("name")
     if kernel and kernel != source.metadata.get("kernelspec", {}).get("name"):
         repairs.append(f"kernel {str(kernel)[:40]!r} replaced by the course's")
