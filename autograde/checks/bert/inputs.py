@@ -1,6 +1,10 @@
 """Hidden check of `build_bert_inputs` (assignment 05): the learner's function against the reference on seeded
 random pairs (every truncation case, other special ids, lists and arrays). `grade_build_bert_inputs(fn)` raises
-`CheckFailed` with a diagnosis or prints one success line (stdout only)."""
+`CheckFailed` with a diagnosis or prints one success line (stdout only).
+
+When grading, the function runs in the student's kernel on copies of the inputs, so `expect_inputs_unchanged`
+cannot see it truncate the caller's lists; such a function fails on the NumPy arrays instead (no `pop`, no
+`del`), with the advice to convert them with list(...), which also makes the copy."""
 
 from __future__ import annotations
 
