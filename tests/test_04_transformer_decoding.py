@@ -22,7 +22,7 @@ from conftest import AlwaysEqual
 
 
 def learner_greedy(predict_next, encoder_ids, start_id, end_id, max_length, *, keep_start=False, pad=True,
-                   extra_step=False, drop_end=False, pad_to_length=True, argmin=False):
+                   extra_step=False, drop_end=False, pad_to_length=True, argmin=False, stop_at_first_end=False):
     import tensorflow as tf
 
     batch = int(tf.shape(encoder_ids)[0])
@@ -38,7 +38,7 @@ def learner_greedy(predict_next, encoder_ids, start_id, end_id, max_length, *, k
             next_id = tf.where(next_id == end_id, 0, next_id)
         output = tf.concat([output, next_id[:, None]], axis=1)
         done = done | (next_id == end_id)
-        if bool(tf.reduce_all(done)):
+        if bool((tf.reduce_any if stop_at_first_end else tf.reduce_all)(done)):
             break
     tokens = output if keep_start else output[:, 1:]
     if pad_to_length:
@@ -162,6 +162,7 @@ GREEDY_MISTAKES = [
     (dict(pad_to_length=False), "pad every row with 0 up to max_length"),
     (dict(drop_end=True), "no end token"),
     (dict(argmin=True), "least probable"),
+    (dict(stop_at_first_end=True), "stops after .* tokens, before its end token"),
 ]
 
 

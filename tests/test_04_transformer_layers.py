@@ -281,3 +281,76 @@ class WeightsSwappedDecoderLayer(DecoderLayer):
 def test_decoder_layer_mistakes_are_named(check, layer, message):
     with pytest.raises(CheckFailed, match=message):
         check(layer)
+
+
+# ------------------------------------------------------------------------------------------------
+# Training mode: each dropout acts with training=True (the hidden checks; the visible ones run inference only)
+
+
+class NoFfnDropoutEncoderLayer(EncoderLayer):
+    def call(self, x, training=None, mask=None):
+        out1 = self.layernorm1(x + self.mha(x, x, x, attention_mask=mask, training=training))
+        return self.layernorm2(out1 + self.ffn(out1))
+
+
+class AttentionNeverTrainingEncoderLayer(EncoderLayer):
+    def call(self, x, training=None, mask=None):
+        out1 = self.layernorm1(x + self.mha(x, x, x, attention_mask=mask, training=False))
+        return self.layernorm2(out1 + self.dropout_ffn(self.ffn(out1), training=training))
+
+
+class OutputDropoutEncoderLayer(EncoderLayer):
+    def call(self, x, training=None, mask=None):
+        out1 = self.layernorm1(x + self.mha(x, x, x, attention_mask=mask, training=training))
+        return self.dropout_ffn(self.layernorm2(out1 + self.ffn(out1)), training=training)
+
+
+class NeverTrainingEncoderLayer(EncoderLayer):
+    def call(self, x, training=None, mask=None):
+        return super().call(x, training=False, mask=mask)
+
+
+class ImplicitTrainingEncoderLayer(EncoderLayer):
+    """Right: Keras passes the call's `training` on to sublayers called without it."""
+
+    def call(self, x, training=None, mask=None):
+        out1 = self.layernorm1(x + self.mha(x, x, x, attention_mask=mask))
+        return self.layernorm2(out1 + self.dropout_ffn(self.ffn(out1)))
+
+
+class CrossAttentionNeverTrainingDecoderLayer(DecoderLayer):
+    def call(self, x, enc_output, training=None, look_ahead_mask=None, padding_mask=None):
+        a1, w1 = self.mha1(x, x, x, attention_mask=look_ahead_mask, return_attention_scores=True, training=training)
+        out1 = self.layernorm1(x + a1)
+        a2, w2 = self.mha2(out1, enc_output, enc_output, attention_mask=padding_mask, return_attention_scores=True,
+                           training=False)
+        out2 = self.layernorm2(out1 + a2)
+        return self.layernorm3(out2 + self.dropout_ffn(self.ffn(out2), training=training)), w1, w2
+
+
+class NoFfnDropoutDecoderLayer(DecoderLayer):
+    def call(self, x, enc_output, training=None, look_ahead_mask=None, padding_mask=None):
+        a1, w1 = self.mha1(x, x, x, attention_mask=look_ahead_mask, return_attention_scores=True, training=training)
+        out1 = self.layernorm1(x + a1)
+        a2, w2 = self.mha2(out1, enc_output, enc_output, attention_mask=padding_mask, return_attention_scores=True,
+                           training=training)
+        out2 = self.layernorm2(out1 + a2)
+        return self.layernorm3(out2 + self.ffn(out2)), w1, w2
+
+
+@pytest.mark.parametrize("check, layer, message", [
+    (hidden.grade_encoder_layer, NoFfnDropoutEncoderLayer, "self.dropout_ffn never acts in training"),
+    (hidden.grade_encoder_layer, AttentionNeverTrainingEncoderLayer, "self-attention's dropout .* call self.mha with"),
+    (hidden.grade_encoder_layer, OutputDropoutEncoderLayer, "exact zeros with training=True"),
+    (hidden.grade_encoder_layer, NeverTrainingEncoderLayer, "no dropout acts in training"),
+    (hidden.grade_decoder_layer, CrossAttentionNeverTrainingDecoderLayer, "cross-attention's dropout"),
+    (hidden.grade_decoder_layer, NoFfnDropoutDecoderLayer, "self.dropout_ffn never acts in training"),
+], ids=lambda value: getattr(value, "__name__", "message"))
+def test_training_mode_mistakes_are_named(check, layer, message):
+    with pytest.raises(CheckFailed, match=message):
+        check(layer)
+
+
+def test_sublayers_called_without_training_pass(capsys):
+    hidden.grade_encoder_layer(ImplicitTrainingEncoderLayer)
+    assert "act in training mode only" in capsys.readouterr().out

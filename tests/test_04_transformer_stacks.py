@@ -6,6 +6,7 @@ changing `call`, is named; a composite keeps its points when its part is wrong."
 from __future__ import annotations
 
 import inspect
+import types
 
 import numpy as np
 import pytest
@@ -224,3 +225,81 @@ def test_transformer_keeps_its_points_when_encoder_and_decoder_are_wrong():
     assert Transformer.__init__.__globals__["Encoder"] is UnscaledEncoder
     visible.check_transformer(Transformer)
     hidden.grade_transformer(Transformer)
+
+
+# ------------------------------------------------------------------------------------------------
+# Training mode: the stacks' own dropout acts, and every part runs in training mode
+
+
+def in_a_notebook(cls):
+    """`cls`, a reference composite with another `call` (written without super()), as a notebook defines it:
+    its constructor and `call` share one namespace, where the checks swap its parts for reference ones or probes."""
+    base = notebook_class(cls.__bases__[0].__name__)
+    call = cls.__dict__["call"]
+    call = types.FunctionType(call.__code__, base.__init__.__globals__, "call", call.__defaults__, call.__closure__)
+    return type(cls.__name__, (base,), {"call": call})
+
+
+class NoDropoutEncoder(Encoder):
+    def call(self, x, training=None, mask=None):
+        x = self.embedding(x) * tf.math.sqrt(tf.cast(self.embedding_dim, tf.float32))
+        x += self.pos_encoding[:, : tf.shape(x)[1], :]
+        for layer in self.enc_layers:
+            x = layer(x, training=training, mask=mask)
+        return x
+
+
+class LayersNeverTrainingEncoder(Encoder):
+    def call(self, x, training=None, mask=None):
+        x = self.embedding(x) * tf.math.sqrt(tf.cast(self.embedding_dim, tf.float32))
+        x = self.dropout(x + self.pos_encoding[:, : tf.shape(x)[1], :], training=training)
+        for layer in self.enc_layers:
+            x = layer(x, training=False, mask=mask)
+        return x
+
+
+class ImplicitTrainingEncoder(Encoder):
+    """Right: Keras passes the call's `training` on to the dropout and the layers called without it."""
+
+    def call(self, x, training=None, mask=None):
+        x = self.embedding(x) * tf.math.sqrt(tf.cast(self.embedding_dim, tf.float32))
+        x = self.dropout(x + self.pos_encoding[:, : tf.shape(x)[1], :])
+        for layer in self.enc_layers:
+            x = layer(x, mask=mask)
+        return x
+
+
+class NoDropoutDecoder(Decoder):
+    def call(self, x, enc_output, training=None, look_ahead_mask=None, padding_mask=None):
+        x = self.embedding(x) * tf.math.sqrt(tf.cast(self.embedding_dim, tf.float32))
+        x += self.pos_encoding[:, : tf.shape(x)[1], :]
+        weights = {}
+        for i, layer in enumerate(self.dec_layers):
+            x, weights[f"decoder_layer{i + 1}_block1_self_att"], weights[f"decoder_layer{i + 1}_block2_decenc_att"] = (
+                layer(x, enc_output, training=training, look_ahead_mask=look_ahead_mask, padding_mask=padding_mask))
+        return x, weights
+
+
+class EncoderNeverTrainingTransformer(Transformer):
+    def call(self, input_sentence, output_sentence, training=None, enc_padding_mask=None, look_ahead_mask=None,
+             dec_padding_mask=None):
+        enc_output = self.encoder(input_sentence, training=False, mask=enc_padding_mask)
+        dec_output, weights = self.decoder(output_sentence, enc_output, training=training,
+                                           look_ahead_mask=look_ahead_mask, padding_mask=dec_padding_mask)
+        return self.final_layer(dec_output), weights
+
+
+@pytest.mark.parametrize("check, layer, message", [
+    (hidden.grade_encoder, NoDropoutEncoder, "the Encoder's own dropout never acts in training"),
+    (hidden.grade_encoder, LayersNeverTrainingEncoder, "the encoder layers never run in training mode"),
+    (hidden.grade_decoder, NoDropoutDecoder, "the Decoder's own dropout never acts in training"),
+    (hidden.grade_transformer, EncoderNeverTrainingTransformer, "the encoder never runs in training mode"),
+], ids=lambda value: getattr(value, "__name__", "message"))
+def test_training_mode_mistakes_are_named(check, layer, message):
+    with pytest.raises(CheckFailed, match=message):
+        check(in_a_notebook(layer))
+
+
+def test_parts_called_without_training_pass(capsys):
+    hidden.grade_encoder(in_a_notebook(ImplicitTrainingEncoder))
+    assert "its layers run in training mode" in capsys.readouterr().out

@@ -69,8 +69,22 @@ def inspect_greedy(result, expected, name: str, *, start_id: int, end_id: int, m
     if np.any(np.isin(expected, [end_id])) and not np.any(np.isin(actual, [end_id])):
         raise CheckFailed(f"{name} contains no end token {end_id}: keep the end token in the result, then pad "
                           "with 0")
+    _expect_no_row_cut_short(actual, expected, name)
     expect_close(actual, expected, name, atol=0, rtol=0, mistakes=mistakes,
                  hint="At each step take the argmax of predict_next over the vocabulary and append it")
+
+
+def _expect_no_row_cut_short(actual: np.ndarray, expected: np.ndarray, name: str) -> None:
+    """A row that agrees with the expected one, then is padded while the expected row goes on: the loop stopped
+    when another row ended (`finished.any()`, or the first row only)."""
+    for index, (row, wanted) in enumerate(zip(actual, expected, strict=True)):
+        padded = np.flatnonzero(row == 0)
+        stop = int(padded[0]) if len(padded) else len(row)
+        if 0 < stop < len(row) and np.all(row[stop:] == 0) and wanted[stop] != 0 and np.array_equal(
+                row[:stop], wanted[:stop]):
+            raise CheckFailed(f"{name}: row {index} stops after {stop} tokens, before its end token (got "
+                              f"{row.astype(int).tolist()}, expected {wanted.astype(int).tolist()}): the loop must "
+                              "go on until every row has produced the end token (finished.all()) or max_length")
 
 
 def _as_hypotheses(result, name: str) -> list[tuple[list[int], float]]:

@@ -39,11 +39,20 @@ def toy_models(learner, seed: int, vocab: int):
     return made_there(seed, vocab, START, END), ref.toy_predict_next(seed, vocab, START, END)
 
 
+def earliest_end_first(predict_next, encoder_ids: np.ndarray, max_length: int) -> np.ndarray:
+    """The rows in the order in which the reference's decoding ends them, the earliest first, so that a loop
+    that stops when the first row (or any row) has ended leaves the others unfinished."""
+    tokens = ref.greedy_decode(predict_next, encoder_ids, START, END, max_length)
+    ends = [list(row).index(END) if END in row else max_length for row in tokens]
+    return encoder_ids[np.argsort(ends, kind="stable")]
+
+
 def grade_greedy_decode(greedy_decode) -> None:
     for number, vocab, batch, src_len, max_length in GREEDY_CASES:
         rng = draw(number)
-        encoder_ids = rng.integers(3, vocab, size=(batch, src_len)).astype(np.int32)
         theirs, ours = toy_models(greedy_decode, seed_of(number), vocab)
+        encoder_ids = earliest_end_first(ours, rng.integers(3, vocab, size=(batch, src_len)).astype(np.int32),
+                                         max_length)
         inputs = (ours, encoder_ids, START, END, max_length)
         expected, wrong = ref.greedy_decode(*inputs), results(mistakes.GREEDY, *inputs)
         result = quietly(greedy_decode, theirs, *inputs[1:])

@@ -15,7 +15,13 @@ import numpy as np
 from autograde.checks import rng as draw
 from autograde.checks import seed_of
 from autograde.checks.transformer.kernel import seen
-from autograde.checks.transformer.training import SITE_ADVICE, block_sites, expect_dropout_acts, expect_each_site_acts
+from autograde.checks.transformer.training import (
+    BLOCK_ADVICE,
+    SITE_ADVICE,
+    block_sites,
+    expect_dropout_acts,
+    expect_each_site_acts,
+)
 from autograde.mistakes import results
 from autograde.mistakes.transformer import layers as mistakes
 from autograde.reference.transformer import layers as ref
@@ -56,8 +62,8 @@ class Case:
         return {"embedding_dim": self.d, "num_heads": self.heads, "fully_connected_dim": self.fc}
 
 
-def expect_same_at_inference(first, second, name: str) -> None:
-    expect_deterministic(first, second, name, advice=TRAINING_ADVICE)
+def expect_same_at_inference(first, second, name: str, advice: str = TRAINING_ADVICE) -> None:
+    expect_deterministic(first, second, name, advice=advice)
 
 
 def token_ids(rng, batch: int, length: int, vocab: int) -> np.ndarray:
@@ -163,7 +169,7 @@ def _grade_encoder_layer_training(EncoderLayer) -> None:  # noqa: N803
         variables = layer_variables(seen(layer), "encoder_layer", case.block_config())
         weights = seed_variables(variables, seed=seed_of(450))
     name = f"EncoderLayer output ({case.label()})"
-    expect_dropout_acts(run(False), run(True), name, what="layer", advice=SITE_ADVICE["dropout_ffn"])
+    expect_dropout_acts(run(False), run(True), name, what="layer", advice=BLOCK_ADVICE)
     expect_each_site_acts(variables, weights, run, block_sites("", decoder=False), name,
                           {site: SITE_ADVICE[site] for site in ("mha", "dropout_ffn")})
 
@@ -250,6 +256,6 @@ def _grade_decoder_layer_training(DecoderLayer) -> None:  # noqa: N803
         variables = layer_variables(seen(layer), "decoder_layer", case.block_config())
         weights = seed_variables(variables, seed=seed_of(650))
     name = f"DecoderLayer output ({case.label()})"
-    expect_dropout_acts(run(False), run(True), name, what="layer", advice=SITE_ADVICE["dropout_ffn"])
+    expect_dropout_acts(run(False), run(True), name, what="layer", advice=BLOCK_ADVICE)
     expect_each_site_acts(variables, weights, run, block_sites("", decoder=True), name,
                           {site: SITE_ADVICE[site] for site in ("mha1", "mha2", "dropout_ffn")})

@@ -26,6 +26,7 @@ from autograde.checks.transformer.layers import (
 )
 from autograde.checks.transformer.training import (
     PROBES,
+    STACK_ADVICE,
     block_sites,
     expect_dropout_acts,
     expect_each_site_acts,
@@ -53,6 +54,8 @@ from course_lib.transformer.stacks import POSITION_HINT
 PARTS = "autograde.reference.transformer.keras_layers"
 STACK_DROPOUT = ("the {stack}'s own dropout never acts in training: apply self.dropout to the scaled embeddings plus "
                  "the positional encoding, before the layers, with training=training")
+STACK_AT_INFERENCE = "Pass training=training to the dropout and to every layer (never training=True)"
+TRANSFORMER_AT_INFERENCE = "Pass training=training to the encoder and the decoder (never training=True)"
 
 
 def _note_own_part(run, reference, composite: str, part: str) -> None:
@@ -136,7 +139,7 @@ def _grade_encoder_case(Encoder, index: int, case: Case) -> None:  # noqa: N803
     with with_parts(Encoder, EncoderLayer=f"{PARTS}:EncoderLayer"):
         weights, output, again = quietly_run(lambda: _run_encoder(Encoder, case, index))
     name = f"Encoder output ({case.label()}; built with the reference EncoderLayer, so Encoder.call is at fault)"
-    expect_same_at_inference(output, again, name)
+    expect_same_at_inference(output, again, name, STACK_AT_INFERENCE)
     inputs = (weights, ids, positional_encoding(args[-1], case.d), case.num_layers, mask)
     skip = ("only_first_layer",) if case.num_layers == 1 else ()
     skip += ("no_mask",) if mask is None else ()
@@ -173,7 +176,7 @@ def _grade_encoder_training(Encoder) -> None:  # noqa: N803
         weights = seed_variables(variables, seed=seed_of(index))
     name = f"Encoder output ({case.label()}; built with the reference EncoderLayer)"
     advice = STACK_DROPOUT.format(stack="Encoder")
-    expect_dropout_acts(run(False, encoder), run(True, encoder), name, what="encoder", advice=advice)
+    expect_dropout_acts(run(False, encoder), run(True, encoder), name, what="encoder", advice=STACK_ADVICE)
     expect_each_site_acts(variables, weights, lambda training: run(training, encoder),
                           _stack_sites("enc_layers", case.num_layers, decoder=False), name, {"dropout": advice})
     with with_parts(Encoder, EncoderLayer=f"{PROBES}:EncoderLayerProbe"), quiet():
@@ -238,7 +241,7 @@ def _grade_decoder_case(Decoder, index: int, case: Case) -> None:  # noqa: N803
     what = "(x, attention_weights)"
     output, attention = _pair(result, "Decoder", what)
     name = f"Decoder output ({case.label()}; built with the reference DecoderLayer, so Decoder.call is at fault)"
-    expect_same_at_inference(output, _pair(again, "Decoder", what)[0], name)
+    expect_same_at_inference(output, _pair(again, "Decoder", what)[0], name, STACK_AT_INFERENCE)
     inputs = (weights, ids, enc_output, positional_encoding(args[-1], case.d), case.num_layers, look_ahead, padding)
     expected, expected_attention = ref.decoder(*inputs, eps=case.eps)
     wrong = results(mistakes.DECODER, *inputs, eps=case.eps, where="Decoder",
@@ -268,7 +271,7 @@ def _grade_decoder_training(Decoder) -> None:  # noqa: N803
         weights = seed_variables(variables, seed=seed_of(index))
     name = f"Decoder output ({case.label()}; built with the reference DecoderLayer)"
     advice = STACK_DROPOUT.format(stack="Decoder")
-    expect_dropout_acts(run(False, decoder), run(True, decoder), name, what="decoder", advice=advice)
+    expect_dropout_acts(run(False, decoder), run(True, decoder), name, what="decoder", advice=STACK_ADVICE)
     expect_each_site_acts(variables, weights, lambda training: run(training, decoder),
                           _stack_sites("dec_layers", case.num_layers, decoder=True), name, {"dropout": advice})
     with with_parts(Decoder, DecoderLayer=f"{PROBES}:DecoderLayerProbe"), quiet():
@@ -326,7 +329,7 @@ def _grade_transformer_case(Transformer, index: int, case: Case) -> None:  # noq
         raise CheckFailed(f"{name} have the decoder's shape {logits_array.shape}: apply self.final_layer to get "
                           f"one logit per target-vocabulary word, ({case.batch}, {case.target}, {target_vocab})")
     expect_shape(logits_array, (case.batch, case.target, target_vocab), name)
-    expect_same_at_inference(logits, _pair(again, "Transformer", what)[0], name)
+    expect_same_at_inference(logits, _pair(again, "Transformer", what)[0], name, TRANSFORMER_AT_INFERENCE)
     arguments = (weights, inputs, targets, positional_encoding(max_in, case.d), positional_encoding(max_out, case.d),
                  case.num_layers, padding, look_ahead, padding)
     expected, expected_attention = ref.transformer(*arguments, eps=case.eps)
