@@ -45,7 +45,8 @@ def test_source_notebook_is_well_formed(stem):
         if meta.get("grade"):
             assert meta.get("locked"), f"test cell {meta['grade_id']} should be locked"
             assert meta.get("points", 0) > 0, f"test cell {meta['grade_id']} has no points"
-            assert "### BEGIN HIDDEN TESTS" in cell.source, f"{meta['grade_id']} has no hidden tests"
+            # The grader runs the hidden checks from the registry; a notebook must not carry them.
+            assert "HIDDEN TESTS" not in cell.source, f"{meta['grade_id']} still has hidden tests"
             points += meta["points"]
         if meta.get("solution"):
             assert SOLUTION_CODE in cell.source, f"solution cell {meta['grade_id']} has no solution markers"
