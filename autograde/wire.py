@@ -48,9 +48,10 @@ class Encoder:
             if len(value) > MAX_STRING:
                 raise WireError(f"a string of {len(value)} characters is longer than {MAX_STRING}")
             return value
-        if type(value) in (list, tuple):
+        if type(value) in (list, tuple) or _is_keras_list(value):
             self._count(len(value))
-            return {"t": type(value).__name__, "v": [self.encode(item, depth + 1) for item in value]}
+            kind = "tuple" if type(value) is tuple else "list"
+            return {"t": kind, "v": [self.encode(item, depth + 1) for item in value]}
         if type(value) is dict:
             self._count(len(value))
             keys = list(value)
@@ -83,6 +84,11 @@ class Encoder:
         if self.handle_of is None:
             raise WireError(f"a {type(value).__name__} cannot be sent, only plain data")
         return {"t": "handle", "id": self.handle_of(value), "type": type_name(value)}
+
+
+def _is_keras_list(value) -> bool:
+    """Keras keeps a layer's sublayers (`enc_layers`) in a list subclass of its own: sent as a list."""
+    return isinstance(value, list) and (type(value).__module__ or "").startswith("keras")
 
 
 def _is_plain_tensor(value) -> bool:

@@ -1,7 +1,7 @@
 """Assignment 05, the checks' helpers for objects in the student's kernel (autograde.checks.bert.kernel), on a
 remote served in this process through the real wire: a layer read through a handle gives the weight reader the
-same variables as the layer itself (Keras's own lists read as lists), and a course_lib helper run "there" fails
-with our CheckFailed."""
+same variables as the layer itself (Keras's own lists cross the wire as lists), and a course_lib helper run
+"there" fails with our CheckFailed."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 from autograde import wire  # noqa: E402
-from autograde.checks.bert.kernel import run_there, viewed  # noqa: E402
+from autograde.checks.bert.kernel import run_there  # noqa: E402
 from autograde.reference.bert.keras_layers import BertEncoder  # noqa: E402
 from autograde.registry import resolve  # noqa: E402
 from autograde.remote import Handle, handle_type, learner_error  # noqa: E402
@@ -72,7 +72,7 @@ def test_a_layer_through_a_handle_reads_as_the_layer(encoder):
     remote = InProcessRemote()
     handle = remote.send(encoder)
     assert isinstance(handle, Handle) and type(handle).__name__ == "BertEncoder"
-    local, remote_variables = bert_variables(encoder, CONFIG), bert_variables(viewed(handle), CONFIG)
+    local, remote_variables = bert_variables(encoder, CONFIG), bert_variables(handle, CONFIG)
     assert list(remote_variables) == list(local)
     for key, variable in remote_variables.items():
         assert tuple(variable.shape) == tuple(local[key].shape), key

@@ -7,7 +7,7 @@
   inputs padded, compared with the NumPy reference.
 
 The layers are made and built where the learner's code runs (the student's kernel when grading); their
-structure is read here, through `viewed`, and every weight is set to a value chosen here.
+structure is read here, through handles, and every weight is set to a value chosen here.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 
 from autograde.checks import rng as draw
 from autograde.checks import seed_of
-from autograde.checks.bert.kernel import run_there, viewed
+from autograde.checks.bert.kernel import run_there
 from autograde.mistakes import results
 from autograde.mistakes.bert import encoder as mistakes
 from autograde.reference.bert import encoder as ref
@@ -70,7 +70,7 @@ def _seeded(layer, config: dict, seed: int, part: str = "encoder") -> dict:
     weight from `seed`; return the values set, by attribute path."""
     with quiet():
         run_there(layer, "course_lib.bert.encoder:prebuild", layer, config)
-        return seed_variables(bert_variables(viewed(layer), config, part=part), seed=seed)
+        return seed_variables(bert_variables(layer, config, part=part), seed=seed)
 
 
 # ----------------------------------------------------------------------------------------------

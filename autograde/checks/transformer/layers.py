@@ -14,7 +14,6 @@ import numpy as np
 
 from autograde.checks import rng as draw
 from autograde.checks import seed_of
-from autograde.checks.bert.kernel import viewed as seen  # Keras's lists in the kernel read as lists
 from autograde.checks.transformer.training import (
     BLOCK_ADVICE,
     SITE_ADVICE,
@@ -143,7 +142,7 @@ def _grade_encoder_layer_case(EncoderLayer, index: int, case: Case) -> None:  # 
     def run():
         layer = make_layer(EncoderLayer, case.d, case.heads, case.fc, dropout_rate=0.5, layernorm_eps=case.eps)
         call_layer(layer, to_tensor(x), training=False, mask=to_tensor(mask))
-        weights = seed_weights(seen(layer), "encoder_layer", case.block_config(), seed=seed_of(index))
+        weights = seed_weights(layer, "encoder_layer", case.block_config(), seed=seed_of(index))
         return weights, *[call_layer(layer, to_tensor(x), training=False, mask=to_tensor(mask)) for _ in range(2)]
 
     weights, output, again = quietly_run(run)
@@ -166,7 +165,7 @@ def _grade_encoder_layer_training(EncoderLayer) -> None:  # noqa: N803
     with quiet():
         layer = make_layer(EncoderLayer, case.d, case.heads, case.fc, dropout_rate=0.5, layernorm_eps=case.eps)
         run(False)
-        variables = layer_variables(seen(layer), "encoder_layer", case.block_config())
+        variables = layer_variables(layer, "encoder_layer", case.block_config())
         weights = seed_variables(variables, seed=seed_of(450))
     name = f"EncoderLayer output ({case.label()})"
     expect_dropout_acts(run(False), run(True), name, what="layer", advice=BLOCK_ADVICE)
@@ -218,7 +217,7 @@ def _grade_decoder_layer_case(DecoderLayer, index: int, case: Case) -> None:  # 
     def run():
         layer = make_layer(DecoderLayer, case.d, case.heads, case.fc, dropout_rate=0.5, layernorm_eps=case.eps)
         call_layer(layer, to_tensor(x), to_tensor(enc_output), **kwargs)
-        weights = seed_weights(seen(layer), "decoder_layer", case.block_config(), seed=seed_of(index))
+        weights = seed_weights(layer, "decoder_layer", case.block_config(), seed=seed_of(index))
         return weights, [call_layer(layer, to_tensor(x), to_tensor(enc_output), **kwargs) for _ in range(2)]
 
     weights, (result, again) = quietly_run(run)
@@ -253,7 +252,7 @@ def _grade_decoder_layer_training(DecoderLayer) -> None:  # noqa: N803
     with quiet():
         layer = make_layer(DecoderLayer, case.d, case.heads, case.fc, dropout_rate=0.5, layernorm_eps=case.eps)
         run(False)
-        variables = layer_variables(seen(layer), "decoder_layer", case.block_config())
+        variables = layer_variables(layer, "decoder_layer", case.block_config())
         weights = seed_variables(variables, seed=seed_of(650))
     name = f"DecoderLayer output ({case.label()})"
     expect_dropout_acts(run(False), run(True), name, what="layer", advice=BLOCK_ADVICE)

@@ -13,7 +13,6 @@ import numpy as np
 
 from autograde.checks import rng as draw
 from autograde.checks import seed_of
-from autograde.checks.bert.kernel import viewed as seen  # Keras's lists in the kernel read as lists
 from autograde.checks.transformer.layers import (
     TOL,
     Case,
@@ -114,7 +113,7 @@ def _run_encoder(Encoder, case, index):  # noqa: N803
     ids, mask, config, args = _encoder_setup(case, index)
     encoder = make_layer(Encoder, *args, dropout_rate=0.5, layernorm_eps=case.eps)
     call_layer(encoder, to_tensor(ids, "int32"), training=False, mask=to_tensor(mask), hint=POSITION_HINT)
-    weights = seed_weights(seen(encoder), "encoder", config, seed=seed_of(index))
+    weights = seed_weights(encoder, "encoder", config, seed=seed_of(index))
     outputs = [call_layer(encoder, to_tensor(ids, "int32"), training=False, mask=to_tensor(mask), hint=POSITION_HINT)
                for _ in range(2)]
     return weights, *outputs
@@ -172,7 +171,7 @@ def _grade_encoder_training(Encoder) -> None:  # noqa: N803
         encoder = make_layer(Encoder, *args, dropout_rate=0.5, layernorm_eps=case.eps)
     with quiet():
         run(False, encoder)
-        variables = layer_variables(seen(encoder), "encoder", config)
+        variables = layer_variables(encoder, "encoder", config)
         weights = seed_variables(variables, seed=seed_of(index))
     name = f"Encoder output ({case.label()}; built with the reference EncoderLayer)"
     advice = STACK_DROPOUT.format(stack="Encoder")
@@ -215,7 +214,7 @@ def _run_decoder(Decoder, case, index):  # noqa: N803
     kwargs = dict(training=False, look_ahead_mask=to_tensor(look_ahead), padding_mask=to_tensor(padding),
                   hint=POSITION_HINT)
     call_layer(decoder, to_tensor(ids, "int32"), to_tensor(enc_output), **kwargs)
-    weights = seed_weights(seen(decoder), "decoder", config, seed=seed_of(index))
+    weights = seed_weights(decoder, "decoder", config, seed=seed_of(index))
     return weights, *[call_layer(decoder, to_tensor(ids, "int32"), to_tensor(enc_output), **kwargs)
                       for _ in range(2)]
 
@@ -267,7 +266,7 @@ def _grade_decoder_training(Decoder) -> None:  # noqa: N803
         decoder = make_layer(Decoder, *args, dropout_rate=0.5, layernorm_eps=case.eps)
     with quiet():
         run(False, decoder)
-        variables = layer_variables(seen(decoder), "decoder", config)
+        variables = layer_variables(decoder, "decoder", config)
         weights = seed_variables(variables, seed=seed_of(index))
     name = f"Decoder output ({case.label()}; built with the reference DecoderLayer)"
     advice = STACK_DROPOUT.format(stack="Decoder")
@@ -314,7 +313,7 @@ def _grade_transformer_case(Transformer, index: int, case: Case) -> None:  # noq
         model = make_layer(Transformer, case.num_layers, case.d, case.heads, case.fc, input_vocab, target_vocab,
                            max_in, max_out, dropout_rate=0.5, layernorm_eps=case.eps)
         call_layer(model, to_tensor(inputs, "int32"), to_tensor(targets, "int32"), **kwargs)
-        weights = seed_weights(seen(model), "transformer", config, seed=seed_of(index))
+        weights = seed_weights(model, "transformer", config, seed=seed_of(index))
         return weights, [call_layer(model, to_tensor(inputs, "int32"), to_tensor(targets, "int32"), **kwargs)
                          for _ in range(2)]
 
@@ -362,7 +361,7 @@ def _grade_transformer_training(Transformer) -> None:  # noqa: N803
 
     with quiet():
         run(False)
-        weights = seed_variables(layer_variables(seen(model), "final_layer", config), seed=seed_of(810))
+        weights = seed_variables(layer_variables(model, "final_layer", config), seed=seed_of(810))
     name = f"Transformer logits ({case.label()}; built with probes as Encoder and Decoder)"
     logits = to_array(run(True), name)
     kernel, bias = weights["final_layer.kernel"], weights["final_layer.bias"]
