@@ -13,6 +13,7 @@ import io
 import json
 import re
 import shutil
+import textwrap
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
@@ -237,7 +238,8 @@ def _with_results(notebook, results: dict[str, CellResult]):
             cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=result.message + "\n")]
         else:
             cell.outputs = [nbformat.v4.new_output("error", ename="Not passed", evalue=result.message,
-                                                   traceback=[f"Not passed: {result.message}"])]
+                                                   # Wrapped: the page shows it in a <pre>.
+                                                   traceback=[textwrap.fill(f"Not passed: {result.message}", 100)])]
     return notebook
 
 
