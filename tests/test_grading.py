@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -37,6 +38,11 @@ FAST_LIMITS = dict(cell_timeout=30, call_timeout=20, student_timeout=240, memory
 def read_rows(out: Path, name: str) -> list[dict[str, str]]:
     with open(out / name, newline="") as handle:
         return list(csv.DictReader(handle))
+
+
+def page_text(html: str) -> str:
+    """What a reader sees: the page without its style sheets and scripts (their CSS names 'Traceback')."""
+    return re.sub(r"<(style|script)\b.*?</\1>", "", html, flags=re.DOTALL)
 
 
 def by_student(out: Path) -> dict[str, dict[str, str]]:
@@ -104,7 +110,7 @@ def test_one_wrong_part_costs_only_its_points(graded):
 
 def test_feedback_shows_results_not_hidden_checks(graded):
     stem, out, wrong_row, _ = graded
-    page = (out / "feedback" / "one_wrong" / f"{stem}.html").read_text()
+    page = page_text((out / "feedback" / "one_wrong" / f"{stem}.html").read_text())
     message = next(r["message"] for r in read_rows(out, "grades_by_cell.csv")
                    if r["student"] == "one_wrong" and r["grade_id"] == wrong_row.test_id)
     assert message.split(":")[0][:40] in page, "the failed check's message is missing from the feedback page"
