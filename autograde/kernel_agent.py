@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import re
 import types
 import warnings
 
@@ -20,8 +19,6 @@ try:
     from autograde.wire import Decoder, WireError, dump, read, type_name
 except ImportError:  # inside the kernel: `wire.py`'s source was executed into this namespace first
     pass
-
-_PATH_PART = re.compile(r"([A-Za-z_]\w*)((?:\[\d+\])*)")
 
 
 class Agent:
@@ -76,13 +73,16 @@ class Agent:
         with _quiet():
             return getattr(target, name)
 
-    def op_assign(self, target, weights: dict):
-        """Set each variable at an attribute path ("mha.query_dense.kernel") to the given array."""
+    def op_getattr_each(self, targets: list, name: str):
         with _quiet():
-            for path, value in weights.items():
-                variable = resolve(target, path)
+            return [getattr(target, name) for target in targets]
+
+    def op_assign_each(self, targets: list, values: list):
+        """Set each variable to its array (cast to the variable's dtype), after checking the shapes agree."""
+        with _quiet():
+            for variable, value in zip(targets, values, strict=True):
                 if tuple(variable.shape) != tuple(value.shape):
-                    raise ValueError(f"{path} has shape {tuple(variable.shape)}, expected {tuple(value.shape)}")
+                    raise ValueError(f"a variable has shape {tuple(variable.shape)}, expected {tuple(value.shape)}")
                 variable.assign(value.astype(getattr(variable.dtype, "name", variable.dtype)))
         return None
 
@@ -126,19 +126,6 @@ class Agent:
     def op_release(self):
         self.objects.clear()
         return None
-
-
-def resolve(owner, path: str):
-    """The object at an attribute path such as "enc_layers[2].ffn.layers[0].kernel"."""
-    target = owner
-    for part in path.split("."):
-        match = _PATH_PART.fullmatch(part)
-        if not match:
-            raise ValueError(f"bad attribute path {path!r}")
-        target = getattr(target, match.group(1))
-        for index in re.findall(r"\[(\d+)\]", match.group(2)):
-            target = target[int(index)]
-    return target
 
 
 def _tensor(array):

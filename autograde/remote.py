@@ -180,6 +180,14 @@ class Remote:
     def release(self) -> None:
         self.request("release")
 
+    def getattr_each(self, targets: list, name: str) -> list:
+        """`getattr(target, name)` for each target, in one request (the shapes of a layer's variables)."""
+        return self.request("getattr_each", targets=list(targets), name=name)
+
+    def assign_each(self, targets: list, values: list[np.ndarray]) -> None:
+        """`target.assign(value)` for each pair, in one request (seeding a layer's variables)."""
+        self.request("assign_each", targets=list(targets), values=list(values))
+
     def load_part(self, dotted: str) -> tuple[str, str]:
         """Send the reference object `module:attribute` (with only what it needs) to the kernel."""
         module, _, attribute = dotted.partition(":")
@@ -264,6 +272,10 @@ def in_kernel(learner) -> bool:
     return isinstance(learner, Handle)
 
 
+def remote_of(handle: Handle) -> Remote:
+    return object.__getattribute__(handle, "_remote")
+
+
 @contextmanager
 def with_parts(learner, **parts: str):
     """Within the block, the learner's notebook names `parts` ("module:attribute" of the reference) are
@@ -289,6 +301,22 @@ def part(learner, dotted: str):
     from autograde.registry import resolve
 
     return resolve(dotted)
+
+
+def run_there(learner, dotted: str, *args, **kwargs):
+    """`dotted` (a course_lib function) called where `learner` lives; a CheckFailed it raises is ours.
+
+    Only helpers that build, walk, call or diagnose run there (one request instead of dozens); every verdict
+    is reached in the grader."""
+    from course_lib.checking import CheckFailed
+
+    function = library(learner, dotted)
+    try:
+        return function(*args, **kwargs)
+    except Exception as error:  # LearnerError is a mixin, not an exception type of its own
+        if isinstance(error, LearnerError) and error.remote_type == "CheckFailed":
+            raise CheckFailed(str(error)) from None
+        raise
 
 
 def library(learner, dotted: str):

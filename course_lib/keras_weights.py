@@ -214,17 +214,18 @@ def read(variables: dict) -> dict[str, np.ndarray]:
     return {key: np.asarray(v.numpy(), dtype=np.float64) for key, v in variables.items()}
 
 
+def seeded_values(shapes: dict[str, tuple[int, ...]], seed: int) -> dict[str, np.ndarray]:
+    """A float32 value for each key from a seeded generator (in the dict's order)."""
+    rng = np.random.default_rng(seed)
+    return {key: seeded_value(key, tuple(shape), rng).astype(np.float32) for key, shape in shapes.items()}
+
+
 def seed_variables(variables: dict, seed: int) -> dict[str, np.ndarray]:
     """Set every variable from a seeded generator (in the dict's order); return the values as float64."""
-    rng = np.random.default_rng(seed)
-    values = {}
+    values = seeded_values({key: tuple(v.shape) for key, v in variables.items()}, seed)
     for key, variable in variables.items():
-        value = seeded_value(key, tuple(variable.shape), rng).astype(np.float32)
-        variable.assign(value)
-        # The values set, not read back: when grading, the variable lives in the student's kernel, and the
-        # reference must compute with what the grader chose.
-        values[key] = value.astype(np.float64)
-    return values
+        variable.assign(values[key])
+    return {key: value.astype(np.float64) for key, value in values.items()}
 
 
 def seed_weights(layer, kind: str, config: dict, seed: int) -> dict[str, np.ndarray]:
@@ -278,6 +279,11 @@ def fingerprint(value) -> tuple[float, float]:
     """Sum and sum of squares (float64): equal for a faithful copy, different for any other weight."""
     array = np.asarray(value.numpy() if hasattr(value, "numpy") else value, dtype=np.float64)
     return float(array.sum()), float(np.square(array).sum())
+
+
+def fingerprints(variables: dict) -> dict[str, tuple[float, float]]:
+    """The fingerprint of each variable, under the same keys."""
+    return {key: fingerprint(variable) for key, variable in variables.items()}
 
 
 def same_fingerprint(a, b) -> bool:

@@ -16,7 +16,14 @@ import numpy as np
 from course_lib.bert.encoder import ENCODER_ARGS, STEM, build_encoder_layer
 from course_lib.checking import CheckFailed, call_learner, passed, to_array
 from course_lib.expected import load as load_expected
-from course_lib.keras_weights import backbone_variables, bert_variables, fingerprint, same_fingerprint, seeded_value
+from course_lib.keras_weights import (
+    backbone_variables,
+    bert_variables,
+    fingerprint,
+    fingerprints,
+    same_fingerprint,
+    seeded_value,
+)
 
 # The checkpoint shipped with the course (all-MiniLM-L6-v2), as `load_bert().config` gives it.
 SHIPPED_CONFIG = {"vocabulary_size": 30522, "num_layers": 6, "num_heads": 12, "hidden_dim": 384,
@@ -95,7 +102,7 @@ def encoder_skeleton(config: dict):
 
 def encoder_fingerprints(encoder, config: dict) -> dict[str, tuple[float, float]]:
     """The fingerprint of every weight of an encoder, by attribute path."""
-    return {label: fingerprint(variable) for label, variable in bert_variables(encoder, config).items()}
+    return fingerprints(bert_variables(encoder, config))
 
 
 def call_loader(load_bert_weights, encoder, backbone, config: dict) -> None:

@@ -18,11 +18,11 @@ import numpy as np
 
 from autograde.checks import rng as draw
 from autograde.checks import seed_of
-from autograde.checks.bert.kernel import run_there
+from autograde.checks.weights import set_seeded, variables_of
 from autograde.mistakes import results
 from autograde.mistakes.bert import encoder as mistakes
 from autograde.reference.bert import encoder as ref
-from autograde.remote import with_parts
+from autograde.remote import run_there, with_parts
 from course_lib.bert.encoder import EMBEDDING_HINT, ENCODER_HINT, padded_batch
 from course_lib.checking import (
     CheckFailed,
@@ -35,7 +35,6 @@ from course_lib.checking import (
     quiet,
     to_array,
 )
-from course_lib.keras_weights import bert_variables, seed_variables
 
 TOL = dict(atol=1e-4, rtol=1e-4)
 REFERENCE_EMBEDDING = "autograde.reference.bert.keras_layers:BertEmbedding"
@@ -70,7 +69,7 @@ def _seeded(layer, config: dict, seed: int, part: str = "encoder") -> dict:
     weight from `seed`; return the values set, by attribute path."""
     with quiet():
         run_there(layer, "course_lib.bert.encoder:prebuild", layer, config)
-        return seed_variables(bert_variables(layer, config, part=part), seed=seed)
+        return set_seeded(variables_of(layer, "bert_variables", config, part=part), seed)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -18,9 +18,9 @@ import numpy as np
 
 from autograde.checks import rng as draw
 from autograde.checks import seed_of
-from autograde.checks.bert.kernel import run_there
+from autograde.checks.weights import assign, shapes, variables_of
 from autograde.reference.bert.weights import sources
-from autograde.remote import library, part
+from autograde.remote import library, part, run_there
 from course_lib.bert.encoder import ENCODER_ARGS, padded_batch
 from course_lib.bert.weights import call_loader, describe_wrong_weight, make_backbone
 from course_lib.checking import CheckFailed, passed, quiet, to_array
@@ -80,9 +80,8 @@ def _reference_encoder(learner, config: dict):
     weight zero; returns (encoder, its variables by attribute path)."""
     encoder = part(learner, REFERENCE_ENCODER)(**_sizes(config))
     run_there(learner, "course_lib.bert.encoder:prebuild", encoder, config)
-    variables = run_there(learner, "course_lib.keras_weights:bert_variables", encoder, config)
-    for variable in variables.values():
-        variable.assign(np.zeros(tuple(variable.shape), np.float32))
+    variables = variables_of(encoder, "bert_variables", config)
+    assign(variables, {label: np.zeros(shape) for label, shape in shapes(variables).items()})
     return encoder, variables
 
 
@@ -95,14 +94,13 @@ def _small_backbone(learner, config: dict, seed: int):
     if sorted(variables) != sorted(values):
         raise CheckFailed("keras_hub.models.BertBackbone does not have the weights the grader expects in your "
                           "kernel: did the notebook change keras_hub?")
-    for label, variable in variables.items():
-        variable.assign(values[label])
+    assign(variables, values)
     return backbone, twin
 
 
 def _backbone_variables(learner, backbone) -> dict:
     """The encoder weights of a backbone (one made by the check) by attribute path, read where it lives."""
-    return run_there(learner, "course_lib.keras_weights:backbone_variables", backbone)
+    return variables_of(backbone, "backbone_variables")
 
 
 def _pretrained_backbone(learner):
@@ -111,9 +109,9 @@ def _pretrained_backbone(learner):
 
 
 def _fingerprints(learner, variables: dict) -> dict[str, tuple[float, float]]:
-    """The fingerprint of each variable, computed where it lives (one request each, no array sent)."""
-    there = library(learner, "course_lib.keras_weights:fingerprint")
-    return {label: tuple(there(variable)) for label, variable in variables.items()}
+    """The fingerprint of each variable, computed where it lives (one request, no array sent)."""
+    return {label: tuple(value) for label, value in run_there(learner, "course_lib.keras_weights:fingerprints",
+                                                                    variables).items()}
 
 
 def _grade_loaded(load_bert_weights, backbones, config: dict, inputs, what: str) -> None:

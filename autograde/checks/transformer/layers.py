@@ -21,6 +21,7 @@ from autograde.checks.transformer.training import (
     expect_dropout_acts,
     expect_each_site_acts,
 )
+from autograde.checks.weights import seed_layer, set_seeded, variables_of
 from autograde.mistakes import results
 from autograde.mistakes.transformer import layers as mistakes
 from autograde.reference.transformer import layers as ref
@@ -34,7 +35,6 @@ from course_lib.checking import (
     quiet,
     to_tensor,
 )
-from course_lib.keras_weights import layer_variables, seed_variables, seed_weights
 from course_lib.transformer.layers import DECODER_MASK_HINT, TRAINING_ADVICE
 
 TOL = dict(atol=1e-4, rtol=1e-4)
@@ -142,7 +142,7 @@ def _grade_encoder_layer_case(EncoderLayer, index: int, case: Case) -> None:  # 
     def run():
         layer = make_layer(EncoderLayer, case.d, case.heads, case.fc, dropout_rate=0.5, layernorm_eps=case.eps)
         call_layer(layer, to_tensor(x), training=False, mask=to_tensor(mask))
-        weights = seed_weights(layer, "encoder_layer", case.block_config(), seed=seed_of(index))
+        weights = seed_layer(layer, "encoder_layer", case.block_config(), seed=seed_of(index))
         return weights, *[call_layer(layer, to_tensor(x), training=False, mask=to_tensor(mask)) for _ in range(2)]
 
     weights, output, again = quietly_run(run)
@@ -165,8 +165,8 @@ def _grade_encoder_layer_training(EncoderLayer) -> None:  # noqa: N803
     with quiet():
         layer = make_layer(EncoderLayer, case.d, case.heads, case.fc, dropout_rate=0.5, layernorm_eps=case.eps)
         run(False)
-        variables = layer_variables(layer, "encoder_layer", case.block_config())
-        weights = seed_variables(variables, seed=seed_of(450))
+        variables = variables_of(layer, "layer_variables", "encoder_layer", case.block_config())
+        weights = set_seeded(variables, seed=seed_of(450))
     name = f"EncoderLayer output ({case.label()})"
     expect_dropout_acts(run(False), run(True), name, what="layer", advice=BLOCK_ADVICE)
     expect_each_site_acts(variables, weights, run, block_sites("", decoder=False), name,
@@ -217,7 +217,7 @@ def _grade_decoder_layer_case(DecoderLayer, index: int, case: Case) -> None:  # 
     def run():
         layer = make_layer(DecoderLayer, case.d, case.heads, case.fc, dropout_rate=0.5, layernorm_eps=case.eps)
         call_layer(layer, to_tensor(x), to_tensor(enc_output), **kwargs)
-        weights = seed_weights(layer, "decoder_layer", case.block_config(), seed=seed_of(index))
+        weights = seed_layer(layer, "decoder_layer", case.block_config(), seed=seed_of(index))
         return weights, [call_layer(layer, to_tensor(x), to_tensor(enc_output), **kwargs) for _ in range(2)]
 
     weights, (result, again) = quietly_run(run)
@@ -252,8 +252,8 @@ def _grade_decoder_layer_training(DecoderLayer) -> None:  # noqa: N803
     with quiet():
         layer = make_layer(DecoderLayer, case.d, case.heads, case.fc, dropout_rate=0.5, layernorm_eps=case.eps)
         run(False)
-        variables = layer_variables(layer, "decoder_layer", case.block_config())
-        weights = seed_variables(variables, seed=seed_of(650))
+        variables = variables_of(layer, "layer_variables", "decoder_layer", case.block_config())
+        weights = set_seeded(variables, seed=seed_of(650))
     name = f"DecoderLayer output ({case.label()})"
     expect_dropout_acts(run(False), run(True), name, what="layer", advice=BLOCK_ADVICE)
     expect_each_site_acts(variables, weights, run, block_sites("", decoder=True), name,

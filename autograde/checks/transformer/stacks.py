@@ -31,6 +31,7 @@ from autograde.checks.transformer.training import (
     expect_each_site_acts,
     expect_probe_flags,
 )
+from autograde.checks.weights import seed_layer, set_seeded, variables_of
 from autograde.mistakes import results
 from autograde.mistakes.transformer import stacks as mistakes
 from autograde.reference.transformer import stacks as ref
@@ -46,7 +47,6 @@ from course_lib.checking import (
     to_array,
     to_tensor,
 )
-from course_lib.keras_weights import layer_variables, seed_variables, seed_weights
 from course_lib.layers import positional_encoding
 from course_lib.transformer.stacks import POSITION_HINT
 
@@ -113,7 +113,7 @@ def _run_encoder(Encoder, case, index):  # noqa: N803
     ids, mask, config, args = _encoder_setup(case, index)
     encoder = make_layer(Encoder, *args, dropout_rate=0.5, layernorm_eps=case.eps)
     call_layer(encoder, to_tensor(ids, "int32"), training=False, mask=to_tensor(mask), hint=POSITION_HINT)
-    weights = seed_weights(encoder, "encoder", config, seed=seed_of(index))
+    weights = seed_layer(encoder, "encoder", config, seed=seed_of(index))
     outputs = [call_layer(encoder, to_tensor(ids, "int32"), training=False, mask=to_tensor(mask), hint=POSITION_HINT)
                for _ in range(2)]
     return weights, *outputs
@@ -171,8 +171,8 @@ def _grade_encoder_training(Encoder) -> None:  # noqa: N803
         encoder = make_layer(Encoder, *args, dropout_rate=0.5, layernorm_eps=case.eps)
     with quiet():
         run(False, encoder)
-        variables = layer_variables(encoder, "encoder", config)
-        weights = seed_variables(variables, seed=seed_of(index))
+        variables = variables_of(encoder, "layer_variables", "encoder", config)
+        weights = set_seeded(variables, seed=seed_of(index))
     name = f"Encoder output ({case.label()}; built with the reference EncoderLayer)"
     advice = STACK_DROPOUT.format(stack="Encoder")
     expect_dropout_acts(run(False, encoder), run(True, encoder), name, what="encoder", advice=STACK_ADVICE)
@@ -214,7 +214,7 @@ def _run_decoder(Decoder, case, index):  # noqa: N803
     kwargs = dict(training=False, look_ahead_mask=to_tensor(look_ahead), padding_mask=to_tensor(padding),
                   hint=POSITION_HINT)
     call_layer(decoder, to_tensor(ids, "int32"), to_tensor(enc_output), **kwargs)
-    weights = seed_weights(decoder, "decoder", config, seed=seed_of(index))
+    weights = seed_layer(decoder, "decoder", config, seed=seed_of(index))
     return weights, *[call_layer(decoder, to_tensor(ids, "int32"), to_tensor(enc_output), **kwargs)
                       for _ in range(2)]
 
@@ -266,8 +266,8 @@ def _grade_decoder_training(Decoder) -> None:  # noqa: N803
         decoder = make_layer(Decoder, *args, dropout_rate=0.5, layernorm_eps=case.eps)
     with quiet():
         run(False, decoder)
-        variables = layer_variables(decoder, "decoder", config)
-        weights = seed_variables(variables, seed=seed_of(index))
+        variables = variables_of(decoder, "layer_variables", "decoder", config)
+        weights = set_seeded(variables, seed=seed_of(index))
     name = f"Decoder output ({case.label()}; built with the reference DecoderLayer)"
     advice = STACK_DROPOUT.format(stack="Decoder")
     expect_dropout_acts(run(False, decoder), run(True, decoder), name, what="decoder", advice=STACK_ADVICE)
@@ -313,7 +313,7 @@ def _grade_transformer_case(Transformer, index: int, case: Case) -> None:  # noq
         model = make_layer(Transformer, case.num_layers, case.d, case.heads, case.fc, input_vocab, target_vocab,
                            max_in, max_out, dropout_rate=0.5, layernorm_eps=case.eps)
         call_layer(model, to_tensor(inputs, "int32"), to_tensor(targets, "int32"), **kwargs)
-        weights = seed_weights(model, "transformer", config, seed=seed_of(index))
+        weights = seed_layer(model, "transformer", config, seed=seed_of(index))
         return weights, [call_layer(model, to_tensor(inputs, "int32"), to_tensor(targets, "int32"), **kwargs)
                          for _ in range(2)]
 
@@ -361,7 +361,7 @@ def _grade_transformer_training(Transformer) -> None:  # noqa: N803
 
     with quiet():
         run(False)
-        weights = seed_variables(layer_variables(model, "final_layer", config), seed=seed_of(810))
+        weights = set_seeded(variables_of(model, "layer_variables", "final_layer", config), seed=seed_of(810))
     name = f"Transformer logits ({case.label()}; built with probes as Encoder and Decoder)"
     logits = to_array(run(True), name)
     kernel, bias = weights["final_layer.kernel"], weights["final_layer.bias"]

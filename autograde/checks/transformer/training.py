@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograde.checks.weights import assign
 from course_lib.checking import CheckFailed, to_array
 
 PROBES = "autograde.checks.transformer.probes"
@@ -72,12 +73,10 @@ def expect_each_site_acts(variables: dict, weights: dict, run, sites: dict, name
     for site, message in advice.items():
         others = [key for other, keys in sites.items() if other != site for key in keys]
         try:
-            for key in others:
-                variables[key].assign(np.zeros(weights[key].shape, np.float32))
+            assign(variables, {key: np.zeros(weights[key].shape) for key in others})
             inference, training = run(False), run(True)
         finally:
-            for key in others:
-                variables[key].assign(weights[key].astype(np.float32))
+            assign(variables, {key: weights[key] for key in others})
         if np.allclose(to_array(inference, name), to_array(training, name), atol=1e-6):
             raise CheckFailed(f"{name}: {message}")
 
