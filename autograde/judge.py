@@ -28,6 +28,7 @@ from autograde.remote import KernelTrouble, Remote
 from autograde.sandbox import DEFAULT_MEMORY, HIDDEN_BY_DEFAULT, SandboxKernel
 from autograde.suspicion import flags_in_cells, flags_in_errors
 from course_lib.checking import CheckFailed
+from course_lib.env import quiet_tensorflow
 
 STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 MAX_EXTRA_BYTES = 20 * 2**20  # a student's extra files copied next to the notebook
@@ -202,6 +203,7 @@ def _restart(kernel: SandboxKernel, replay: list[str], limits: Limits) -> None:
 def _judge(row: registry.Exercise, remote: Remote) -> tuple[CellResult, bool]:
     """(result, kernel still healthy) for one exercise."""
     points = float(row.points)
+    quiet_tensorflow()  # the checks compute with it: imported once per process, without its start-up log
     check = registry.resolve(row.hidden)
     printed = io.StringIO()
     try:
