@@ -3,10 +3,10 @@
     python -m autograde.registry            # print CONTRIBUTING.md's exercise table
 
 A row says where the learner's answer is checked (visible check, `course_lib`), graded (hidden check,
-`autograde.checks`), what it is compared with (`autograde.reference`), where its unit tests are, and the
-deliberately wrong versions the grading tests submit. Objects are named `module:attribute`, so each file is
-one hop from here. tests/test_registry.py keeps the notebooks, the files and CONTRIBUTING.md in agreement
-with this table.
+`autograde.checks`), what it is compared with (`autograde.reference`) and where its unit tests are; the
+wrong and right versions the grading tests submit are in `autograde.variants`. Objects are named
+`module:attribute`, so each file is one hop from here. tests/test_registry.py keeps the notebooks, the files
+and CONTRIBUTING.md in agreement with this table.
 """
 
 from __future__ import annotations
@@ -14,15 +14,6 @@ from __future__ import annotations
 import importlib
 import sys
 from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Wrong:
-    """A submission made from the solution notebook by replacing `old` (found exactly once) with `new`."""
-
-    old: str
-    new: str
-    what: str
 
 
 @dataclass(frozen=True)
@@ -35,7 +26,6 @@ class Exercise:
     reference: tuple[str, ...]  # module:attribute of what the hidden check compares with
     tests: str  # unit tests of the checks and the reference
     grade_id: str = ""  # the test cell's grade id (default test_<name>)
-    wrong: tuple[Wrong, ...] = ()
 
     @property
     def test_id(self) -> str:
@@ -64,7 +54,6 @@ def _rows(stem: str, tests: str, *rows: tuple) -> list[Exercise]:
             hidden=where("autograde.checks", hidden),
             reference=tuple(where("autograde.reference", r) for r in references),
             tests=extra.get("tests", tests), grade_id=extra.get("grade_id", ""),
-            wrong=tuple(extra.get("wrong", ())),
         ))
     return made
 
@@ -74,10 +63,7 @@ EXERCISES: list[Exercise] = [
         "01_positional_encoding", "tests/test_01_positional_encoding.py",
         ("get_angles", 2, ":check_get_angles", ":grade_get_angles", [":get_angles"]),
         ("positional_encoding", 3, ":check_positional_encoding", ":grade_positional_encoding",
-         [":positional_encoding"], {"wrong": [Wrong(
-             old="angles[:, 0::2] = np.sin(angles[:, 0::2])\n    angles[:, 1::2] = np.cos(angles[:, 1::2])",
-             new="angles[:, 0::2] = np.cos(angles[:, 0::2])\n    angles[:, 1::2] = np.sin(angles[:, 1::2])",
-             what="sine and cosine swapped")]}),
+         [":positional_encoding"]),
     ),
     *_rows(
         "02_scaled_dot_product_attention", "tests/test_02_scaled_dot_product_attention.py",
@@ -90,25 +76,16 @@ EXERCISES: list[Exercise] = [
         ("create_look_ahead_mask", 1, ":check_create_look_ahead_mask", ":grade_create_look_ahead_mask",
          [":look_ahead_mask"]),
         ("scaled_dot_product_attention", 4, ":check_scaled_dot_product_attention",
-         ":grade_scaled_dot_product_attention", [":scaled_dot_product_attention"], {"wrong": [Wrong(
-             old="scores = tf.matmul(q, k, transpose_b=True) / tf.sqrt(d_k)",
-             new="scores = tf.matmul(q, k, transpose_b=True)",
-             what="attention without the 1/sqrt(d_k) scaling")]}),
+         ":grade_scaled_dot_product_attention", [":scaled_dot_product_attention"]),
     ),
     # call and copy_keras_weights use split_heads but are graded with reference parts.
     *_rows(
         "03_multi_head_attention", "tests/test_03_multi_head_attention.py",
-        ("split_heads", 1, ":check_split_heads", ":grade_split_heads", [":split_heads"], {"wrong": [Wrong(
-            old="return tf.transpose(x, perm=(0, 2, 1, 3))",
-            new="return tf.reshape(x, (batch, num_heads, seq, depth))",
-            what="split_heads reshapes without transposing (heads interleaved wrongly)")]}),
+        ("split_heads", 1, ":check_split_heads", ":grade_split_heads", [":split_heads"]),
         ("merge_heads", 1, ":check_merge_heads", ":grade_merge_heads", [":merge_heads"]),
         ("ScratchMultiHeadAttention", 4, ":check_multi_head_attention_call", ":grade_multi_head_attention_call",
          [":multi_head_attention", ".keras_layers:ScratchMultiHeadAttention"],
-         {"grade_id": "test_multi_head_attention_call", "wrong": [Wrong(
-             old="output = self.wo(merge_heads(attended))",
-             new="output = merge_heads(attended)",
-             what="the layer's call without the output projection W^O")]}),
+         {"grade_id": "test_multi_head_attention_call"}),
         ("copy_keras_weights", 2, ":check_copy_keras_weights", ":grade_copy_keras_weights",
          [":copy_keras_weights"]),
     ),
@@ -116,17 +93,11 @@ EXERCISES: list[Exercise] = [
     *_rows(
         "04_transformer", "tests/test_04_transformer_layers.py",
         ("EncoderLayer", 3, ".layers:check_encoder_layer", ".layers:grade_encoder_layer",
-         [".layers:encoder_layer", ".keras_layers:EncoderLayer"], {"wrong": [Wrong(
-             old="return self.layernorm2(out1 + ffn_output)",
-             new="return self.layernorm2(ffn_output)",
-             what="encoder layer without the residual around the feed-forward block")]}),
+         [".layers:encoder_layer", ".keras_layers:EncoderLayer"]),
         ("Encoder", 2, ".stacks:check_encoder", ".stacks:grade_encoder",
          [".stacks:encoder", ".keras_layers:Encoder"], {"tests": "tests/test_04_transformer_stacks.py"}),
         ("DecoderLayer", 3, ".layers:check_decoder_layer", ".layers:grade_decoder_layer",
-         [".layers:decoder_layer", ".keras_layers:DecoderLayer"], {"wrong": [Wrong(
-             old="attention_mask=padding_mask,",
-             new="attention_mask=None,",
-             what="decoder layer whose cross-attention ignores the input's padding mask")]}),
+         [".layers:decoder_layer", ".keras_layers:DecoderLayer"]),
         ("Decoder", 2, ".stacks:check_decoder", ".stacks:grade_decoder",
          [".stacks:decoder", ".keras_layers:Decoder"], {"tests": "tests/test_04_transformer_stacks.py"}),
         ("Transformer", 2, ".stacks:check_transformer", ".stacks:grade_transformer",
@@ -134,41 +105,22 @@ EXERCISES: list[Exercise] = [
         ("greedy_decode", 2, ".decoding:check_greedy_decode", ".decoding:grade_greedy_decode",
          [".decoding:greedy_decode"], {"tests": "tests/test_04_transformer_decoding.py"}),
         ("beam_search", 3, ".decoding:check_beam_search", ".decoding:grade_beam_search",
-         [".decoding:beam_search"], {"tests": "tests/test_04_transformer_decoding.py", "wrong": [Wrong(
-             old="ranked = [(tokens, score / len(tokens) ** alpha) for tokens, score in finished + live]",
-             new="ranked = [(tokens, score) for tokens, score in finished + live]",
-             what="beam search without length normalisation")]}),
+         [".decoding:beam_search"], {"tests": "tests/test_04_transformer_decoding.py"}),
     ),
     # BertEncoder is graded with the reference BertEmbedding and load_bert_weights with a reference encoder,
     # so each keeps its points when the other graded parts are wrong.
     *_rows(
         "05_bert", "tests/test_05_bert_encoder.py",
         ("build_bert_inputs", 2, ".inputs:check_build_bert_inputs", ".inputs:grade_build_bert_inputs",
-         [".inputs:build_bert_inputs"], {"tests": "tests/test_05_bert_inputs.py", "wrong": [Wrong(
-             old="segment_ids += [1] * (len(tokens_b) + 1)",
-             new="segment_ids += [1] * len(tokens_b) + [0]",
-             what="the [SEP] that closes sentence B put in segment 0")]}),
+         [".inputs:build_bert_inputs"], {"tests": "tests/test_05_bert_inputs.py"}),
         ("BertEmbedding", 2, ".encoder:check_bert_embedding", ".encoder:grade_bert_embedding",
-         [".encoder:bert_embedding", ".keras_layers:BertEmbedding"], {"wrong": [Wrong(
-             old="x = self.token_embedding(token_ids) + positions",
-             new="x = self.token_embedding(token_ids) * tf.sqrt(tf.cast(tf.shape(positions)[-1], tf.float32))"
-                 " + positions",
-             what="the Transformer's sqrt(d_model) scaling left in BERT's embedding")]}),
+         [".encoder:bert_embedding", ".keras_layers:BertEmbedding"]),
         ("BertEncoder", 2, ".encoder:check_bert_encoder", ".encoder:grade_bert_encoder",
-         [".encoder:bert_encoder", ".keras_layers:BertEncoder"], {"wrong": [Wrong(
-             old="x = layer(x, training=training, mask=attention_mask)",
-             new="x = layer(x, training=training)",
-             what="encoder layers that ignore the padding mask")]}),
+         [".encoder:bert_encoder", ".keras_layers:BertEncoder"]),
         ("load_bert_weights", 3, ".weights:check_load_bert_weights", ".weights:grade_load_bert_weights",
-         [".weights:load_bert_weights"], {"tests": "tests/test_05_bert_weights.py", "wrong": [Wrong(
-             old="copy(layer.layernorm1, pretrained._self_attention_layer_norm)",
-             new="copy(layer.layernorm1, pretrained._feedforward_layer_norm)",
-             what="layernorm1 loaded from the feed-forward layer norm")]}),
+         [".weights:load_bert_weights"], {"tests": "tests/test_05_bert_weights.py"}),
         ("mask_tokens", 3, ".masking:check_mask_tokens", ".masking:grade_mask_tokens",
-         [".masking:mask_tokens"], {"tests": "tests/test_05_bert_masking.py", "wrong": [Wrong(
-             old="choices = np.setdiff1d(np.arange(vocab_size), list(special_ids))",
-             new="choices = np.arange(vocab_size)",
-             what="random replacements drawn from the whole vocabulary, special ids included")]}),
+         [".masking:mask_tokens"], {"tests": "tests/test_05_bert_masking.py"}),
     ),
 ]
 

@@ -95,16 +95,6 @@ def _imports(notebook) -> dict[str, str]:
     return found
 
 
-@pytest.mark.parametrize("stem", list_assignments())
-def test_wrong_versions_apply_exactly_once(stem):
-    wrongs = [wrong for row in registry.exercises(stem) for wrong in row.wrong]
-    assert wrongs, f"{stem} has no deliberately wrong version for the grading test: add one in autograde/registry.py"
-    code = "\n".join(c.source for c in nbformat.read(solution_path(stem), as_version=4).cells if c.cell_type == "code")
-    for wrong in wrongs:
-        found = code.count(wrong.old)
-        assert found == 1, f"'{wrong.what}': its text should occur once in {stem}'s code, found {found}"
-
-
 def test_contributing_table_is_the_registry():
     text = (REPO / "CONTRIBUTING.md").read_text()
     assert registry.markdown_table() in text, (
