@@ -158,8 +158,29 @@ def _stack_sites(stack: str, num_layers: int, *, decoder: bool) -> dict[str, tup
     return sites
 
 
+def _grade_stack_training(Stack, kind: str, case: Case, index: int, config: dict, args: tuple, run) -> None:  # noqa: N803
+    """With the reference layers, the stack's own dropout acts; with probes as its layers, they see training.
+
+    `kind` is "Encoder" or "Decoder"; `run(training, stack)` calls a stack built from `args` on the case."""
+    block, decoder = f"{kind}Layer", kind == "Decoder"
+    with with_parts(Stack, **{block: f"{PARTS}:{block}"}), quiet():
+        stack = make_layer(Stack, *args, dropout_rate=0.5, layernorm_eps=case.eps)
+    with quiet():
+        run(False, stack)
+        variables = variables_of(stack, "layer_variables", kind.lower(), config)
+        weights = set_seeded(variables, seed=seed_of(index))
+    name = f"{kind} output ({case.label()}; built with the reference {block})"
+    sites = _stack_sites("dec_layers" if decoder else "enc_layers", case.num_layers, decoder=decoder)
+    expect_dropout_acts(run(False, stack), run(True, stack), name, what=kind.lower(), advice=STACK_ADVICE)
+    expect_each_site_acts(variables, weights, lambda training: run(training, stack), sites, name,
+                          {"dropout": STACK_DROPOUT.format(stack=kind)})
+    with with_parts(Stack, **{block: f"{PROBES}:{block}Probe"}), quiet():
+        probed = make_layer(Stack, *args, dropout_rate=0.5, layernorm_eps=case.eps)
+    expect_probe_flags(run(True, probed), f"{kind} output ({case.label()}; built with probes as layers)",
+                       f"{kind.lower()} layers", "Call each layer with training=training")
+
+
 def _grade_encoder_training(Encoder) -> None:  # noqa: N803
-    """With the reference EncoderLayer, the Encoder's own dropout acts; with probes, its layers see training."""
     case, index = ENCODER_TRAINING, len(ENCODER_CASES)
     ids, mask, config, args = _encoder_setup(case, index)
 
@@ -167,21 +188,7 @@ def _grade_encoder_training(Encoder) -> None:  # noqa: N803
         return call_layer(encoder, to_tensor(ids, "int32"), training=training, mask=to_tensor(mask),
                           hint=POSITION_HINT)
 
-    with with_parts(Encoder, EncoderLayer=f"{PARTS}:EncoderLayer"), quiet():
-        encoder = make_layer(Encoder, *args, dropout_rate=0.5, layernorm_eps=case.eps)
-    with quiet():
-        run(False, encoder)
-        variables = variables_of(encoder, "layer_variables", "encoder", config)
-        weights = set_seeded(variables, seed=seed_of(index))
-    name = f"Encoder output ({case.label()}; built with the reference EncoderLayer)"
-    advice = STACK_DROPOUT.format(stack="Encoder")
-    expect_dropout_acts(run(False, encoder), run(True, encoder), name, what="encoder", advice=STACK_ADVICE)
-    expect_each_site_acts(variables, weights, lambda training: run(training, encoder),
-                          _stack_sites("enc_layers", case.num_layers, decoder=False), name, {"dropout": advice})
-    with with_parts(Encoder, EncoderLayer=f"{PROBES}:EncoderLayerProbe"), quiet():
-        probed = make_layer(Encoder, *args, dropout_rate=0.5, layernorm_eps=case.eps)
-    expect_probe_flags(run(True, probed), f"Encoder output ({case.label()}; built with probes as layers)",
-                       "encoder layers", "Call each layer with training=training")
+    _grade_stack_training(Encoder, "Encoder", case, index, config, args, run)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -253,7 +260,6 @@ DECODER_TRAINING = Case(8, 2, 16, 2, 5, 4, masks="both", num_layers=2)
 
 
 def _grade_decoder_training(Decoder) -> None:  # noqa: N803
-    """With the reference DecoderLayer, the Decoder's own dropout acts; with probes, its layers see training."""
     case, index = DECODER_TRAINING, len(DECODER_CASES)
     ids, enc_output, look_ahead, padding, config, args = _decoder_setup(case, index)
 
@@ -262,21 +268,7 @@ def _grade_decoder_training(Decoder) -> None:  # noqa: N803
                                 look_ahead_mask=to_tensor(look_ahead), padding_mask=to_tensor(padding),
                                 hint=POSITION_HINT), "Decoder", "(x, attention_weights)")[0]
 
-    with with_parts(Decoder, DecoderLayer=f"{PARTS}:DecoderLayer"), quiet():
-        decoder = make_layer(Decoder, *args, dropout_rate=0.5, layernorm_eps=case.eps)
-    with quiet():
-        run(False, decoder)
-        variables = variables_of(decoder, "layer_variables", "decoder", config)
-        weights = set_seeded(variables, seed=seed_of(index))
-    name = f"Decoder output ({case.label()}; built with the reference DecoderLayer)"
-    advice = STACK_DROPOUT.format(stack="Decoder")
-    expect_dropout_acts(run(False, decoder), run(True, decoder), name, what="decoder", advice=STACK_ADVICE)
-    expect_each_site_acts(variables, weights, lambda training: run(training, decoder),
-                          _stack_sites("dec_layers", case.num_layers, decoder=True), name, {"dropout": advice})
-    with with_parts(Decoder, DecoderLayer=f"{PROBES}:DecoderLayerProbe"), quiet():
-        probed = make_layer(Decoder, *args, dropout_rate=0.5, layernorm_eps=case.eps)
-    expect_probe_flags(run(True, probed), f"Decoder output ({case.label()}; built with probes as layers)",
-                       "decoder layers", "Call each layer with training=training")
+    _grade_stack_training(Decoder, "Decoder", case, index, config, args, run)
 
 
 # ----------------------------------------------------------------------------------------------
