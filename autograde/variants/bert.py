@@ -12,6 +12,10 @@ INPUTS = [
     wrong("build_bert_inputs", "truncates the caller's sequences in place (no copy: arrays have no pop)",
           old="tokens_a = list(tokens_a)\n    tokens_b = None if tokens_b is None else list(tokens_b)\n    ",
           new=""),
+    wrong("build_bert_inputs", "arrays converted, but the caller's lists truncated in place",
+          old="tokens_a = list(tokens_a)\n    tokens_b = None if tokens_b is None else list(tokens_b)",
+          new="tokens_a = tokens_a if isinstance(tokens_a, list) else list(tokens_a)\n"
+              "    tokens_b = tokens_b if tokens_b is None or isinstance(tokens_b, list) else list(tokens_b)"),
     wrong("build_bert_inputs", "no ValueError when max_len cannot hold the special tokens",
           old="        raise ValueError(", new="        print("),
     wrong("build_bert_inputs", "the padding mask is 0 at [CLS] and [SEP]",

@@ -163,6 +163,14 @@ def expect_value_error(fn, label: str, *args, **kwargs) -> None:
                       "ValueError('max_len=... is too small for [CLS] and [SEP]') instead")
 
 
+def call_with_arguments_after(build_bert_inputs, tokens_a, tokens_b, max_len: int, **ids):
+    """(result, tokens_a, tokens_b): the learner's call, and its two sequences as the call left them.
+
+    The grader runs this where the learner's code runs, so a function that truncates the caller's lists in
+    place is seen doing it even though the grader's own lists cross to the kernel by value."""
+    return call_learner(build_bert_inputs, tokens_a, tokens_b, max_len, **ids), tokens_a, tokens_b
+
+
 def expect_inputs_unchanged(before: Sequence, after: Sequence, label: str) -> None:
     """Fail if the learner's function changed the token lists it was given."""
     for name, old, new in zip(("tokens_a", "tokens_b"), before, after, strict=True):

@@ -2,9 +2,9 @@
 random pairs (every truncation case, other special ids, lists and arrays). `grade_build_bert_inputs(fn)` raises
 `CheckFailed` with a diagnosis or prints one success line (stdout only).
 
-When grading, the function runs in the student's kernel on copies of the inputs, so `expect_inputs_unchanged`
-cannot see it truncate the caller's lists; such a function fails on the NumPy arrays instead (no `pop`, no
-`del`), with the advice to convert them with list(...), which also makes the copy."""
+When grading, the function runs in the student's kernel, where the grader's lists arrive as copies; the call is
+therefore made there (`call_with_arguments_after`), which sends back the sequences as the call left them, so a
+function that truncates the caller's lists in place is seen doing it."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from autograde.checks import rng as draw
 from autograde.mistakes import results
 from autograde.mistakes.bert import inputs as mistakes
 from autograde.reference.bert import inputs as ref
+from autograde.remote import run_there
 from course_lib.bert.inputs import expect_bert_inputs, expect_inputs_unchanged, expect_value_error
-from course_lib.checking import CheckFailed, call_learner, passed, quiet
+from course_lib.checking import CheckFailed, passed, quiet
 
 SPECIAL_ID_SETS = [
     {"cls_id": 101, "sep_id": 102, "pad_id": 0},
@@ -54,8 +55,9 @@ def _pair(rng, length_a, length_b):
 
 def _run_case(build_bert_inputs, tokens_a, tokens_b, max_len, ids, label):
     before = [None if t is None else list(t) for t in (tokens_a, tokens_b)]
-    result = call_learner(build_bert_inputs, tokens_a, tokens_b, max_len, **ids)
-    expect_inputs_unchanged(before, (tokens_a, tokens_b), label)
+    result, *after = run_there(build_bert_inputs, "course_lib.bert.inputs:call_with_arguments_after",
+                               build_bert_inputs, tokens_a, tokens_b, max_len, **ids)
+    expect_inputs_unchanged(before, after, label)
     budget = max_len - ref.special_token_count(tokens_b is not None)
     truncated = len(before[0]) + (0 if before[1] is None else len(before[1])) > budget
     wrong = [(0, token_ids, message) for token_ids, message in results(mistakes.TRUNCATION, *before, max_len, **ids)]
