@@ -45,6 +45,8 @@ def sandbox_command(work: Path, hidden: list[Path], command: list[str], env: dic
     argv = ["prlimit", f"--as={int(memory)}", "--core=0", bwrap_path(),
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
             "--tmpfs", "/dev/shm"]
+    for path in course_paths_in_scratch():
+        argv += ["--ro-bind", str(path), str(path)]  # back in sight, read-only, under the fresh /tmp
     for path in hidden:
         argv += ["--tmpfs", str(path)]
     argv += ["--bind", str(work), str(work),
@@ -53,6 +55,22 @@ def sandbox_command(work: Path, hidden: list[Path], command: list[str], env: dic
     for key, value in env.items():
         argv += ["--setenv", key, value]
     return argv + command
+
+
+SCRATCH = (Path("/tmp"), Path("/dev/shm"))  # replaced by empty folders in the sandbox
+
+
+def course_paths_in_scratch() -> list[Path]:
+    """The course and its Python when they live in /tmp or /dev/shm (a clone in /tmp, say), which the
+    sandbox empties: they are mounted again, read-only, so the kernel can start."""
+    needed = {REPO_ROOT, Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent}
+    found = set()
+    for path in needed:
+        real = Path(os.path.realpath(path))
+        if any(real.is_relative_to(scratch) and real != scratch for scratch in SCRATCH):
+            found.add(real)
+    # A folder inside another one found is mounted with it.
+    return sorted(p for p in found if not any(p != q and p.is_relative_to(q) for q in found))
 
 
 def kernel_env(work: Path, *, threads: int) -> dict[str, str]:

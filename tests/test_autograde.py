@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from autograde import grade, release
+from autograde import grade, release, sandbox
 from autograde.course import IGNORED_STDERR_PATTERN
 from autograde.judge import notebook_problem
 from autograde.sandbox import kernel_env
@@ -62,6 +62,20 @@ def test_release_command_rejects_unknown_assignment(capsys):
     with pytest.raises(SystemExit):
         release.main(["99_nope"])
     assert "no such assignment in solutions/: 99_nope" in capsys.readouterr().err
+
+
+def test_a_course_cloned_into_tmp_stays_visible_in_the_sandbox(monkeypatch, tmp_path):
+    """The sandbox empties /tmp; a clone there (and its venv) is mounted again, read-only, before the grader's
+    folders are hidden inside it."""
+    clone = tmp_path / "course"
+    monkeypatch.setattr(sandbox, "REPO_ROOT", clone)
+    monkeypatch.setattr(sandbox, "bwrap_path", lambda: "bwrap")
+    assert clone in sandbox.course_paths_in_scratch()
+    argv = sandbox.sandbox_command(tmp_path / "work", [clone / "autograde"], ["python"], {})
+    pairs = [argv[i:i + 3] for i in range(len(argv) - 2)]
+    emptied, shown = pairs.index(["--tmpfs", "/tmp", "--tmpfs"]), pairs.index(["--ro-bind", str(clone), str(clone)])
+    hidden = argv.index(str(clone / "autograde"))
+    assert emptied < shown < hidden
 
 
 def test_grading_kernels_get_a_clean_environment(monkeypatch, tmp_path):
