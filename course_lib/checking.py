@@ -7,6 +7,9 @@ scores a test cell that writes to stderr as 0, so learners' code runs with warni
 
 from __future__ import annotations
 
+import linecache
+import textwrap
+import traceback
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -16,6 +19,35 @@ import numpy as np
 
 class CheckFailed(AssertionError):
     """A check found a problem; the message says what is wrong and, where it can, why."""
+
+    def _render_traceback_(self) -> list[str]:
+        """What Jupyter shows for a failed check (IPython's hook): the message, and for a crash in the
+        learner's code the learner's own line, instead of a traceback through course_lib and the libraries."""
+        red, bold, plain = "\x1b[31m", "\x1b[1m", "\x1b[0m"
+        lines = [f"{red}{bold}Check failed{plain}"]
+        lines += textwrap.wrap(str(self), 100, break_long_words=False, break_on_hyphens=False) or [""]
+        where = learner_line(self.__cause__)
+        if where:
+            lines += ["", f"{bold}In your code{plain}, {where}"]
+        return ["\n".join(lines)]
+
+
+def learner_line(error: BaseException | None) -> str:
+    """"cell line N: <source>" for the last frame of `error` that ran in a notebook cell, or ""."""
+    if error is None:
+        return ""
+    cells = [frame for frame in traceback.extract_tb(error.__traceback__) if _is_notebook_cell(frame.filename)]
+    if not cells:
+        return ""
+    frame = cells[-1]
+    source = (linecache.getline(frame.filename, frame.lineno) or frame.line or "").strip()
+    return f"in {frame.name}, line {frame.lineno}: {source}" if source else f"in {frame.name}, line {frame.lineno}"
+
+
+def _is_notebook_cell(filename: str) -> bool:
+    # ipykernel compiles each cell to a file named like /tmp/ipykernel_<pid>/<hash>.py; plain IPython
+    # uses <ipython-input-...>.
+    return "ipykernel_" in filename or filename.startswith("<ipython-input")
 
 
 def call_learner(fn, *args, **kwargs):

@@ -172,3 +172,36 @@ def test_provided_encoder_layer_with_gelu_is_a_keras_hub_bert_layer():
     ours.ffn.layers[1].set_weights(hub._feedforward_output_dense.get_weights())
     np.testing.assert_allclose(ours(x, mask=padding[:, None, :]).numpy(), hub(x, padding_mask=padding).numpy(),
                                atol=1e-6)
+
+
+# ----------------------------------------------------------------------------------------------
+# What Jupyter shows for a failed check
+
+
+def _shown_in_ipython(code: str, capsys) -> str:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_cell(code)
+    return capsys.readouterr().out
+
+
+def test_a_crash_in_the_learners_code_shows_their_line_not_a_traceback(capsys):
+    shown = _shown_in_ipython(
+        "import numpy as np\n"
+        "from course_lib.checking import call_learner\n"
+        "def scores(q, k):\n"
+        "    product = np.ones((2, 3))\n"
+        "    return product @ k\n"
+        "call_learner(scores, None, np.ones((2, 2)))\n", capsys)
+    assert "Check failed" in shown and "scores raised ValueError" in shown, shown
+    assert "In your code" in shown and "in scores, line 5: return product @ k" in shown, shown
+    assert "Traceback" not in shown and "course_lib" not in shown, shown
+
+
+def test_a_wrong_answer_shows_the_message_alone(capsys):
+    shown = _shown_in_ipython(
+        "from course_lib.checking import expect_close\n"
+        "expect_close([1.0, 2.0], [1.0, 3.0], 'the scores')\n", capsys)
+    assert "Check failed" in shown and "the scores" in shown, shown
+    assert "In your code" not in shown and "Traceback" not in shown and "course_lib" not in shown, shown
