@@ -6,6 +6,9 @@ written by `python -m autograde.expected`), so this module holds no solution cod
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 import numpy as np
 
 from course_lib.checking import (
@@ -101,7 +104,9 @@ def check_positional_encoding(positional_encoding) -> None:
         get_angles = getattr(positional_encoding, "__globals__", {}).get("get_angles")
         if get_angles is not None:
             try:
-                check_get_angles(get_angles)
+                # For its verdict only: its ✓ line would read as a pass in a cell that fails.
+                with contextlib.redirect_stdout(io.StringIO()):
+                    check_get_angles(get_angles)
             except (CheckFailed, NotImplementedError):
                 raise CheckFailed(f"{failure} (note: your get_angles does not pass its own check yet, "
                                   "and positional_encoding probably builds on it: fix get_angles first)") from None

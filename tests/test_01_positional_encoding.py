@@ -168,3 +168,16 @@ def test_hidden_check_grades_the_encoding_with_the_reference_angles():
     # the visible check, which runs the learner's own get_angles, points at the real culprit
     with pytest.raises(CheckFailed, match="fix get_angles first"):
         check_positional_encoding(namespace["positional_encoding"])
+
+
+def test_a_failing_encoding_check_prints_no_tick_for_get_angles(capsys):
+    """The check looks at the notebook's get_angles to explain a failure; its ✓ must not appear in a failing cell."""
+    notebook = {"np": np, "tf": tf, "get_angles": good_get_angles}
+    exec(  # a notebook whose get_angles is right and whose positional_encoding swaps sine and cosine
+        "def positional_encoding(positions, d):\n"
+        "    angles = get_angles(np.arange(positions)[:, None], np.arange(d)[None, :], d)\n"
+        "    angles[:, 0::2], angles[:, 1::2] = np.cos(angles[:, 0::2]), np.sin(angles[:, 1::2])\n"
+        "    return tf.constant(angles[None], dtype=tf.float32)\n", notebook)
+    with pytest.raises(CheckFailed, match="swapped"):
+        check_positional_encoding(notebook["positional_encoding"])
+    assert "\N{CHECK MARK}" not in capsys.readouterr().out
