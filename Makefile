@@ -9,7 +9,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 .PHONY: help install sandbox lab test test-quick lint release grade expected clean
 
 help:
-	@echo "make lab      install if needed, then open JupyterLab on notebooks/"
+	@echo "make lab      install if needed, copy new notebooks into my-work/ (your own copy), open JupyterLab on it"
 	@echo "make test     install if needed, then run the whole test suite on every core (what CI runs)"
 	@echo "make test-quick  unit tests of course_lib and autograde only (no notebook runs, no grading)"
 	@echo "make release  regenerate notebooks/ from solutions/ (instructors)"
@@ -46,8 +46,11 @@ sandbox:
 # Jupyter refuses to run as root unless told to (containers, CI machines).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
+# Students work in my-work/ (git-ignored), never in notebooks/, which `make release` and `git pull` rewrite;
+# course_lib.workspace copies what is new and never overwrites a file (updates arrive as .new copies).
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(ALLOW_ROOT) $(LAB_ARGS)
+	$(BIN)/python -m course_lib.workspace
+	$(BIN)/jupyter lab --ServerApp.root_dir=my-work $(ALLOW_ROOT) $(LAB_ARGS)
 
 # pytest-xdist: one worker per core; tests that share an expensive fixture (one assignment's grading batch)
 # carry the same xdist_group and run on one worker.
