@@ -48,9 +48,11 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # Students work in my-work/ (git-ignored), never in notebooks/, which `make release` and `git pull` rewrite;
 # course_lib.workspace copies what is new and never overwrites a file (updates arrive as .new copies).
+WORK ?= my-work
+
 lab: $(STAMP)
-	$(BIN)/python -m course_lib.workspace
-	$(BIN)/jupyter lab --ServerApp.root_dir=my-work $(ALLOW_ROOT) $(LAB_ARGS)
+	$(BIN)/python -m course_lib.workspace --work "$(WORK)"
+	$(BIN)/jupyter lab --ServerApp.root_dir="$(WORK)" $(ALLOW_ROOT) $(LAB_ARGS)
 
 # pytest-xdist: one worker per core; tests that share an expensive fixture (one assignment's grading batch)
 # carry the same xdist_group and run on one worker.

@@ -1,4 +1,5 @@
-"""`make lab` serves JupyterLab on notebooks/ with every assignment and nbgrader's extension."""
+"""`make lab` copies the notebooks into the student's working folder and serves JupyterLab on it, with every
+assignment and nbgrader's extension (the test uses a working folder of its own: WORK=...)."""
 
 from __future__ import annotations
 
@@ -21,10 +22,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_make_lab_serves_the_notebooks():
+def test_make_lab_serves_the_notebooks(tmp_path):
     port, token = free_port(), "course-test-token"
     args = f"--no-browser --ip=127.0.0.1 --port={port} --IdentityProvider.token={token}"
-    server = subprocess.Popen(["make", "--no-print-directory", "lab", f"LAB_ARGS={args}"], cwd=REPO,
+    server = subprocess.Popen(["make", "--no-print-directory", "lab", f"WORK={tmp_path / 'work'}", f"LAB_ARGS={args}"],
+                              cwd=REPO,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         listing, deadline = None, time.monotonic() + 90
