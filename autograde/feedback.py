@@ -4,6 +4,10 @@ Each graded notebook already carries its results as the test cells' outputs (a â
 naming the mistake, with no traceback and no hidden test). nbgrader's `autograde` is run with its
 execution step removed, so it only records those outcomes in its gradebook; `generate_feedback` then
 renders the pages. Both run once for the whole batch.
+
+The pages use the course's template (autograde/templates/course_feedback, extending nbgrader's): test cells
+are named by their exercise and long lines wrap. Equations are typeset by a copy of MathJax from the
+`jupyter-server-mathjax` package in OUT/feedback/mathjax/, so the pages work offline.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograde import registry
 from autograde.judge import StudentResult
 from autograde.nbgrader_runner import make_course_root, run_nbgrader
 
@@ -29,6 +34,48 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.CheckCellMetadata"]
 """
 
+TEMPLATES = Path(__file__).parent / "templates"
+# Relative to a page at OUT/feedback/<student>/<stem>.html. The package ships the HTML-CSS output only
+# (no CommonHTML), hence this combined configuration; templates/course_feedback/mathjax.html.j2 uses the same.
+MATHJAX_URL = "../mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
+# Parts of the package's MathJax (12 MB) the pages never load: the SVG output, accessibility extensions and
+# translations. What is left is about 2.8 MB; MathJax's LICENSE goes with it.
+MATHJAX_UNUSED = ("SVG", "a11y", "localization")
+
+
+def page_config() -> str:
+    """nbgrader config for GenerateFeedback's HTMLExporter (nbgrader/converters/generate_feedback.py sets
+    template_name and extra_template_basedirs only when the config leaves them unset)."""
+    import nbgrader
+
+    nbgrader_templates = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"
+    return f"""
+c.HTMLExporter.template_name = "course_feedback"
+c.HTMLExporter.template_file = "feedback_page.html.j2"
+c.HTMLExporter.extra_template_basedirs = [{str(TEMPLATES)!r}, {str(nbgrader_templates)!r}]
+c.HTMLExporter.filters = {{"exercise_name": "autograde.feedback.exercise_name"}}
+# nbconvert's trait (nbconvert/exporters/html.py), for templates that pass it on; nbgrader's feedback header
+# calls mathjax() without it, which course_feedback/mathjax.html.j2 answers with this same URL.
+c.HTMLExporter.mathjax_url = {MATHJAX_URL!r}
+"""
+
+
+def exercise_name(grade_id: str) -> str:
+    """The exercise a test cell grades, for the page's score summary (its grade id if the registry has none)."""
+    names = {row.test_id: row.name for row in registry.EXERCISES}
+    return names.get(grade_id, grade_id.removeprefix("test_"))
+
+
+def copy_mathjax(feedback: Path) -> Path:
+    """Copy MathJax next to the students' folders (once per batch); return the copied MathJax.js."""
+    from jupyter_server_mathjax.app import STATIC_ASSETS_PATH
+
+    target = feedback / "mathjax"
+    if not (target / "MathJax.js").is_file():
+        shutil.copytree(STATIC_ASSETS_PATH, target, dirs_exist_ok=True,
+                        ignore=lambda folder, names: [n for n in names if n in MATHJAX_UNUSED])
+    return target / "MathJax.js"
+
 
 def write_feedback(stem: str, results: list[StudentResult], out: Path) -> list[str]:
     """Write OUT/feedback/<student>/<stem>.html for every graded notebook; return the problems met."""
@@ -40,6 +87,7 @@ def write_feedback(stem: str, results: list[StudentResult], out: Path) -> list[s
         root = make_course_root(Path(tmp), [stem])
         with open(root / "nbgrader_config.py", "a") as config:
             config.write(NO_EXECUTION)
+            config.write(page_config())
         run_nbgrader(root, "generate_assignment", stem, "--force", "--log-level=WARN", timeout=300)
         for result in graded:
             folder = root / "submitted" / result.student / stem
@@ -50,6 +98,7 @@ def write_feedback(stem: str, results: list[StudentResult], out: Path) -> list[s
             run_nbgrader(root, "generate_feedback", stem, "--force", "--log-level=WARN", timeout=600)
         except (RuntimeError, subprocess.TimeoutExpired) as error:
             problems.append(f"no feedback pages: {str(error).splitlines()[0]}")
+        copy_mathjax(out / "feedback")
         for result in graded:
             page = root / "feedback" / result.student / stem / f"{stem}.html"
             if page.is_file():

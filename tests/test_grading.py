@@ -118,6 +118,23 @@ def test_feedback_shows_results_not_hidden_checks(graded):
         assert leak not in page, f"the feedback page shows {leak!r}"
 
 
+def test_feedback_page_works_offline_and_names_exercises(graded):
+    """Issue 11: equations typeset by the local MathJax copy (no CDN), each test cell named by its exercise."""
+    stem, out, _, _ = graded
+    html = (out / "feedback" / "one_wrong" / f"{stem}.html").read_text()
+    scripts = re.findall(r'<script[^>]*\bsrc="([^"]*)"', html)
+    mathjax = [src for src in scripts if "MathJax" in src or "mathjax" in src]
+    assert mathjax and all(src.startswith("../mathjax/MathJax.js?") for src in mathjax), mathjax
+    assert (out / "feedback" / "mathjax" / "MathJax.js").is_file(), "the pages' MathJax copy is missing"
+    config = mathjax[0].split("config=")[1].split(",")[0]
+    assert (out / "feedback" / "mathjax" / "config" / f"{config}.js").is_file(), f"no MathJax config {config}"
+    assert "cdnjs" not in html and not re.search(r"https?://[^\"' ]*mathjax", html, re.IGNORECASE)
+    summary = re.search(r'<div id="toc">(.*?)</div>', html, re.DOTALL).group(1)
+    assert "Test cell" not in summary, "the summary still names test cells only 'Test cell'"
+    for row in registry.exercises(stem):
+        assert f'<a href="#{row.test_id}">{row.name}</a>' in summary, f"the summary does not name {row.name}"
+
+
 # ----------------------------------------------------------------------------------------------
 # Bad submissions, through the command `make grade` runs
 
