@@ -153,24 +153,35 @@ def _grade_encoder_layer_case(EncoderLayer, index: int, case: Case) -> None:  # 
     expect_close(output, ref.encoder_layer(weights, x, mask, eps=case.eps), name, mistakes=wrong, **TOL)
 
 
+def _grade_block_training(Layer, kind: str, case: Case, number: int, call) -> None:  # noqa: N803
+    """The layer's dropouts act in training mode, each site alone (`kind`: "EncoderLayer" or "DecoderLayer");
+    `call(layer, training)` runs a layer of the case's sizes on the case's inputs and returns its output."""
+    decoder = kind == "DecoderLayer"
+
+    def run(training: bool):
+        return call(layer, training)
+
+    with quiet():
+        layer = make_layer(Layer, case.d, case.heads, case.fc, dropout_rate=0.5, layernorm_eps=case.eps)
+        run(False)
+        variables = variables_of(layer, "layer_variables", "decoder_layer" if decoder else "encoder_layer",
+                                 case.block_config())
+        weights = set_seeded(variables, seed=seed_of(number))
+    name = f"{kind} output ({case.label()})"
+    own_sites = ("mha1", "mha2", "dropout_ffn") if decoder else ("mha", "dropout_ffn")
+    expect_dropout_acts(run(False), run(True), name, what="layer", advice=BLOCK_ADVICE)
+    expect_each_site_acts(variables, weights, run, block_sites("", decoder=decoder), name,
+                          {site: SITE_ADVICE[site] for site in own_sites})
+
+
 def _grade_encoder_layer_training(EncoderLayer) -> None:  # noqa: N803
     case = ENCODER_LAYER_TRAINING
     rng = draw(450)
     x = rng.standard_normal((case.batch, case.target, case.d))
     mask = encoder_mask(case, token_ids(rng, case.batch, case.target, 9))
-
-    def run(training: bool):
-        return call_layer(layer, to_tensor(x), training=training, mask=to_tensor(mask))
-
-    with quiet():
-        layer = make_layer(EncoderLayer, case.d, case.heads, case.fc, dropout_rate=0.5, layernorm_eps=case.eps)
-        run(False)
-        variables = variables_of(layer, "layer_variables", "encoder_layer", case.block_config())
-        weights = set_seeded(variables, seed=seed_of(450))
-    name = f"EncoderLayer output ({case.label()})"
-    expect_dropout_acts(run(False), run(True), name, what="layer", advice=BLOCK_ADVICE)
-    expect_each_site_acts(variables, weights, run, block_sites("", decoder=False), name,
-                          {site: SITE_ADVICE[site] for site in ("mha", "dropout_ffn")})
+    _grade_block_training(EncoderLayer, "EncoderLayer", case, 450,
+                          lambda layer, training: call_layer(layer, to_tensor(x), training=training,
+                                                             mask=to_tensor(mask)))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -244,17 +255,9 @@ def _grade_decoder_layer_training(DecoderLayer) -> None:  # noqa: N803
     look_ahead, padding = decoder_masks(case, token_ids(rng, case.batch, case.target, 9),
                                         token_ids(rng, case.batch, case.source, 9))
 
-    def run(training: bool):
+    def call(layer, training: bool):
         return call_layer(layer, to_tensor(x), to_tensor(enc_output), training=training,
                           look_ahead_mask=to_tensor(look_ahead), padding_mask=to_tensor(padding),
                           hint=DECODER_MASK_HINT)[0]
 
-    with quiet():
-        layer = make_layer(DecoderLayer, case.d, case.heads, case.fc, dropout_rate=0.5, layernorm_eps=case.eps)
-        run(False)
-        variables = variables_of(layer, "layer_variables", "decoder_layer", case.block_config())
-        weights = set_seeded(variables, seed=seed_of(650))
-    name = f"DecoderLayer output ({case.label()})"
-    expect_dropout_acts(run(False), run(True), name, what="layer", advice=BLOCK_ADVICE)
-    expect_each_site_acts(variables, weights, run, block_sites("", decoder=True), name,
-                          {site: SITE_ADVICE[site] for site in ("mha1", "mha2", "dropout_ffn")})
+    _grade_block_training(DecoderLayer, "DecoderLayer", case, 650, call)
