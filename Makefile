@@ -1,10 +1,5 @@
 # Two commands do all set-up on a fresh machine: `make lab` (open the course) and `make test`.
-PYTHON ?= python3.11
-VENV := .venv
-BIN := $(VENV)/bin
-STAMP := $(VENV)/.course-installed
-# Kernels started by Jupyter and nbgrader must be the course's Python, not another one on PATH.
-export PATH := $(abspath $(BIN)):$(PATH)
+include student.mk
 
 .PHONY: help install sandbox lab test test-quick lint release grade expected clean
 
@@ -14,22 +9,6 @@ help:
 	@echo "make test-quick  unit tests of course_lib and autograde only (no notebook runs, no grading)"
 	@echo "make release  regenerate notebooks/ from solutions/ (instructors)"
 	@echo "make grade ASSIGNMENT=01_positional_encoding SUBMISSIONS=dir OUT=dir [WORKERS=n] [DASK=tcp://host:8786]"
-
-LAB_OVERRIDES := {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}
-
-$(STAMP): requirements.txt pyproject.toml Makefile
-	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11 or run 'make PYTHON=/path/to/python3.11 ...'"; exit 1; }
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	sed '/# no-deps$$/d' requirements.txt > $(VENV)/requirements-with-deps.txt
-	$(BIN)/python -m pip install --quiet -r $(VENV)/requirements-with-deps.txt
-	$(BIN)/python -m pip install --quiet --no-deps $$(sed -n 's/^\([A-Za-z0-9][^ ]*\) *# no-deps$$/\1/p' requirements.txt)
-	$(BIN)/python -m pip install --quiet --no-deps -e .
-	@# The course runs offline: JupyterLab should neither ask to fetch news nor check for updates.
-	mkdir -p $(VENV)/share/jupyter/lab/settings
-	echo '$(LAB_OVERRIDES)' > $(VENV)/share/jupyter/lab/settings/overrides.json
-	@touch $@
-
-install: $(STAMP)
 
 # Grading runs each student's kernel in a bubblewrap sandbox (autograde/sandbox.py). As root with apt
 # (CI, a grading server) it is installed here; otherwise the message says how.
@@ -42,17 +21,6 @@ sandbox:
 	    echo "grading needs bubblewrap: sudo apt-get install bubblewrap (Debian, Ubuntu) or sudo dnf install bubblewrap"; \
 	    exit 1; \
 	  fi; }
-
-# Jupyter refuses to run as root unless told to (containers, CI machines).
-ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
-
-# Students work in my-work/ (git-ignored), never in notebooks/, which `make release` and `git pull` rewrite;
-# course_lib.workspace copies what is new and never overwrites a file (updates arrive as .new copies).
-WORK ?= my-work
-
-lab: $(STAMP)
-	$(BIN)/python -m course_lib.workspace --work "$(WORK)"
-	$(BIN)/jupyter lab --ServerApp.root_dir="$(WORK)" $(ALLOW_ROOT) $(LAB_ARGS)
 
 # pytest-xdist: one worker per core; tests that share an expensive fixture (one assignment's grading batch)
 # carry the same xdist_group and run on one worker.
