@@ -1,10 +1,12 @@
-"""Run one solutions notebook top to bottom in full mode, offline, and report how long it takes.
+"""Run solutions notebooks top to bottom in full mode, offline, and report their time and peak memory.
 
-    .venv/bin/python bench/notebook_time.py 05_bert [--timeout SECONDS]
+    .venv/bin/python bench/notebook_time.py [05_bert ...] [--timeout SECONDS]
 
-COURSE_FAST is unset (full mode) and the kernel runs with the network refused (the tests' guard,
-tests/offline/sitecustomize.py), so the figure is that of a learner's offline run. Prints the wall time,
-the slowest cells and any error; writes the figures and the executed notebook to bench/results/.
+With no stem, every notebook in solutions/ runs, one after the other. COURSE_FAST is unset (full mode) and
+the kernel runs with the network refused (the tests' guard, tests/offline/sitecustomize.py), so the figures
+are those of a learner's offline run. Peak memory is the kernel's resident set size, sampled every 0.2 s.
+Prints the wall time, the slowest cells and any error per notebook, then a Markdown table for the README;
+writes the figures and the executed notebooks to bench/results/.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import datetime as dt
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -22,57 +25,108 @@ RESULTS = REPO / "bench" / "results"
 OFFLINE_GUARD = REPO / "tests" / "offline"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("stem", help="assignment stem, e.g. 05_bert")
-    parser.add_argument("--timeout", type=int, default=1800, help="per-cell timeout in seconds")
-    args = parser.parse_args(argv)
-    path = REPO / "solutions" / args.stem / f"{args.stem}.ipynb"
-    if not path.is_file():
-        print(f"no notebook {path}", file=sys.stderr)
-        return 2
+class PeakMemory:
+    """Highest resident set size of this process's children (the kernel), sampled in a thread."""
 
+    def __init__(self, interval: float = 0.2):
+        self.interval, self.peak_bytes = interval, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        import psutil
+
+        me = psutil.Process()
+        while not self._stop.is_set():
+            total = 0
+            for child in me.children(recursive=True):
+                try:
+                    total += child.memory_info().rss
+                except psutil.Error:  # a child that ended between listing and reading
+                    pass
+            self.peak_bytes = max(self.peak_bytes, total)
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def cell_seconds(cell) -> float:
+    timing = cell.metadata.get("execution", {})
+    start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
+    if not (start and end):
+        return 0.0
+    return (dt.datetime.fromisoformat(end) - dt.datetime.fromisoformat(start)).total_seconds()
+
+
+def run_notebook(stem: str, timeout: int) -> dict:
+    """Execute solutions/<stem>/<stem>.ipynb; return its figures and write them to bench/results/."""
     import nbformat
     from nbclient import NotebookClient
 
-    os.environ.pop("COURSE_FAST", None)
-    os.environ.setdefault("MPLBACKEND", "Agg")
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(OFFLINE_GUARD), os.environ.get("PYTHONPATH")]))
-    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-
+    path = REPO / "solutions" / stem / f"{stem}.ipynb"
     notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(notebook, timeout=args.timeout, kernel_name="python3", allow_errors=True,
+    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", allow_errors=True,
                             record_timing=True, resources={"metadata": {"path": str(path.parent)}})
+    load_before = os.getloadavg()
     started = time.perf_counter()
-    client.execute()
+    with PeakMemory() as memory:
+        client.execute()
     wall = time.perf_counter() - started
 
-    def seconds(cell) -> float:
-        timing = cell.metadata.get("execution", {})
-        start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
-        if not (start and end):
-            return 0.0
-        return (dt.datetime.fromisoformat(end) - dt.datetime.fromisoformat(start)).total_seconds()
-
-    cells = [(index + 1, seconds(cell), cell.source.splitlines()[0][:70] if cell.source else "")
+    cells = [(index + 1, cell_seconds(cell), cell.source.splitlines()[0][:70] if cell.source else "")
              for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
     errors = [(index + 1, output.get("ename"), output.get("evalue", "")[:200])
               for index, cell in enumerate(notebook.cells) for output in cell.get("outputs", [])
               if output.get("output_type") == "error"]
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    out = RESULTS / f"notebook_time_{args.stem}_{stamp}"
+    out = RESULTS / f"notebook_time_{stem}_{stamp}"
     figures = {"notebook": str(path), "mode": "full, offline", "wall_seconds": round(wall, 1),
-               "cells": cells, "errors": errors, "load_average": list(os.getloadavg()), "finished_utc": stamp}
+               "peak_memory_mib": round(memory.peak_bytes / 2**20), "cells": cells, "errors": errors,
+               "load_average_before": list(load_before), "load_average_after": list(os.getloadavg()),
+               "cpu_count": os.cpu_count(), "finished_utc": stamp}
     out.with_suffix(".json").write_text(json.dumps(figures, indent=2))
     nbformat.write(notebook, out.with_suffix(".ipynb"))
 
-    print(f"{args.stem}: {wall:.1f} s wall in full mode, offline; load average {figures['load_average']}")
+    print(f"{stem}: {wall:.1f} s wall in full mode, offline; peak kernel memory {figures['peak_memory_mib']} MiB; "
+          f"load average before {load_before[0]:.2f}")
     for number, spent, first_line in sorted(cells, key=lambda c: -c[1])[:5]:
         print(f"  cell {number:>3}: {spent:6.1f} s  {first_line}")
-    print("errors:", errors or "none")
-    print("results:", out.with_suffix(".json"))
-    return 1 if errors else 0
+    print("  errors:", errors or "none")
+    print("  results:", out.with_suffix(".json"))
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("stems", nargs="*", help="assignment stems, e.g. 05_bert (default: every notebook)")
+    parser.add_argument("--timeout", type=int, default=1800, help="per-cell timeout in seconds")
+    args = parser.parse_args(argv)
+    stems = args.stems or sorted(p.name for p in (REPO / "solutions").iterdir()
+                                 if (p / f"{p.name}.ipynb").is_file())
+    missing = [stem for stem in stems if not (REPO / "solutions" / stem / f"{stem}.ipynb").is_file()]
+    if missing:
+        print(f"no notebook solutions/<stem>/<stem>.ipynb for: {', '.join(missing)}", file=sys.stderr)
+        return 2
+
+    os.environ.pop("COURSE_FAST", None)
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(OFFLINE_GUARD), os.environ.get("PYTHONPATH")]))
+    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
+    results = {stem: run_notebook(stem, args.timeout) for stem in stems}
+    print(f"\n| notebook | wall time, full mode | peak memory | ({os.cpu_count()} cores, CPU only)")
+    print("| --- | --- | --- |")
+    for stem, figures in results.items():
+        minutes, seconds = divmod(round(figures["wall_seconds"]), 60)
+        print(f"| {stem} | {minutes} min {seconds:02d} s | {figures['peak_memory_mib'] / 1024:.1f} GiB |")
+    return 1 if any(figures["errors"] for figures in results.values()) else 0
 
 
 if __name__ == "__main__":

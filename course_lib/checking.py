@@ -8,6 +8,7 @@ scores a test cell that writes to stderr as 0, so learners' code runs with warni
 from __future__ import annotations
 
 import linecache
+import re
 import textwrap
 import traceback
 import warnings
@@ -32,11 +33,56 @@ class CheckFailed(AssertionError):
         return ["\n".join(lines)]
 
 
+class NotImplementedYet(NotImplementedError):
+    """The learner's function still raises NotImplementedError: unfinished, not wrong.
+
+    A NotImplementedError, so code that treats an unfinished part specially (the grader, composite checks)
+    keeps working; Jupyter shows one plain sentence instead of a traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        yellow, bold, plain = "\x1b[33m", "\x1b[1m", "\x1b[0m"
+        lines = [f"{yellow}{bold}Not implemented yet{plain}"]
+        lines += textwrap.wrap(str(self), 100, break_long_words=False, break_on_hyphens=False)
+        return ["\n".join(lines)]
+
+
+def not_implemented_message(name: str) -> str:
+    return (f"{name} is not implemented yet: it still raises NotImplementedError. Replace "
+            "`raise NotImplementedError()` with your code, run that cell, then run this check again.")
+
+
+# Keras re-raises an error from a layer's call() with its arguments around the message, and TensorFlow
+# prefixes an op's error with the function node it ran in; the learner needs only the message itself.
+_KERAS_HEADER = re.compile(r"Exception encountered when calling [^\n]*\n\n(?:\x1b\[1m)?")
+_KERAS_ARGUMENTS = re.compile(r"(?:\x1b\[0m)?\n\nArguments received by [^\n]*:(?:\n  \u2022 [^\n]*)*")
+_TF_FUNCTION_NODE = re.compile(r"\{\{function_node [^}]*\}\}\s*")
+
+
+def plain_message(error: BaseException | str) -> str:
+    """An error's message without Keras's call context, TensorFlow's node names and terminal colours."""
+    text = error if isinstance(error, str) else getattr(error, "message", None) or str(error)
+    text = str(text)
+    text = _KERAS_ARGUMENTS.sub("", _KERAS_HEADER.sub("", text))  # nested layers wrap it once each
+    text = _TF_FUNCTION_NODE.sub("", text)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    text = re.sub(r"\s*name: ?$", "", text.strip())  # TensorFlow ends op errors with an empty "name: "
+    return text.strip()
+
+
 def learner_line(error: BaseException | None) -> str:
     """"cell line N: <source>" for the last frame of `error` that ran in a notebook cell, or ""."""
-    if error is None:
-        return ""
-    cells = [frame for frame in traceback.extract_tb(error.__traceback__) if _is_notebook_cell(frame.filename)]
+    # Keras re-raises a layer's error as a new exception with a filtered traceback: the learner's frame is
+    # then in the original, one step down the chain (__cause__ or __context__).
+    chain, seen = [], set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    cells = []
+    for link in reversed(chain):  # the deepest error is nearest to the learner's line
+        cells = [frame for frame in traceback.extract_tb(link.__traceback__) if _is_notebook_cell(frame.filename)]
+        if cells:
+            break
     if not cells:
         return ""
     frame = cells[-1]
@@ -53,16 +99,17 @@ def _is_notebook_cell(filename: str) -> bool:
 def call_learner(fn, *args, **kwargs):
     """Call a learner's function; turn its crash into a failed check that names the error.
 
-    `NotImplementedError` passes through unchanged: an unfinished exercise is not a wrong one.
+    `NotImplementedError` stays one (as `NotImplementedYet`): an unfinished exercise is not a wrong one.
     """
+    name = getattr(fn, "__name__", None) or type(fn).__name__
     try:
         return fn(*args, **kwargs)
-    except (NotImplementedError, CheckFailed):
+    except (NotImplementedYet, CheckFailed):
         raise
+    except NotImplementedError:
+        raise NotImplementedYet(not_implemented_message(name)) from None
     except Exception as error:
-        raise CheckFailed(
-            f"{getattr(fn, '__name__', 'your function')} raised {type(error).__name__}: {error}"
-        ) from error
+        raise CheckFailed(f"{name} raised {type(error).__name__}: {plain_message(error)}") from error
 
 
 def matches(actual: np.ndarray, candidate, *, atol: float = 1e-6, rtol: float = 1e-5) -> bool:
@@ -217,7 +264,7 @@ def call_layer(layer, *args, hint: str = "", **kwargs):
             message += f". {KEYWORD_HINT}"
         elif hint:
             message += f". {hint}"
-        raise CheckFailed(f"{type(layer).__name__}: {message}") from error
+        raise CheckFailed(message) from error
 
 
 def make_layer(cls, *args, **kwargs):

@@ -205,3 +205,50 @@ def test_a_wrong_answer_shows_the_message_alone(capsys):
         "expect_close([1.0, 2.0], [1.0, 3.0], 'the scores')\n", capsys)
     assert "Check failed" in shown and "the scores" in shown, shown
     assert "In your code" not in shown and "Traceback" not in shown and "course_lib" not in shown, shown
+
+
+def test_an_unfinished_function_says_so_in_one_sentence(capsys):
+    shown = _shown_in_ipython(
+        "from course_lib.checking import call_learner\n"
+        "def get_angles(pos, k, d):\n"
+        "    raise NotImplementedError()\n"
+        "call_learner(get_angles, 1, 2, 3)\n", capsys)
+    assert "Not implemented yet" in shown and "get_angles is not implemented yet" in shown, shown
+    assert "Traceback" not in shown and "course_lib" not in shown, shown
+
+
+def test_an_unfinished_keras_layer_shows_no_keras_call_context(capsys):
+    shown = _shown_in_ipython(
+        "import keras\n"
+        "from course_lib.checking import call_layer\n"
+        "class EncoderLayer(keras.layers.Layer):\n"
+        "    def call(self, x, training=False):\n"
+        "        raise NotImplementedError()\n"
+        "call_layer(EncoderLayer(), keras.ops.ones((1, 2)), training=False)\n", capsys)
+    assert "EncoderLayer is not implemented yet" in shown, shown
+    assert "Exception encountered" not in shown and "Arguments received" not in shown, shown
+
+
+def test_a_crash_inside_a_keras_layer_shows_the_error_and_the_learners_line(capsys):
+    shown = _shown_in_ipython(
+        "import keras, tensorflow as tf\n"
+        "from course_lib.checking import call_layer\n"
+        "class Projection(keras.layers.Layer):\n"
+        "    def call(self, x, training=False):\n"
+        "        return tf.matmul(x, tf.ones((5, 4)))\n"
+        "call_layer(Projection(), tf.ones((2, 3)), training=False)\n", capsys)
+    assert "Projection raised" in shown and "Matrix size-incompatible" in shown, shown
+    assert "in call, line 5: return tf.matmul(x, tf.ones((5, 4)))" in shown, shown
+    for noise in ("Exception encountered", "Arguments received", "function_node", "\x1b[1mMatrix", "Traceback"):
+        assert noise not in shown, (noise, shown)
+
+
+def test_plain_message_unwraps_nested_keras_contexts():
+    from course_lib.checking import plain_message
+
+    inner = ("Exception encountered when calling MultiHeadAttention.call().\n\n\x1b[1mshapes (2, 3) and (5, 4) "
+             "do not match\x1b[0m\n\nArguments received by MultiHeadAttention.call():\n  • x=tf.Tensor(shape=(2, 3))")
+    outer = (f"Exception encountered when calling EncoderLayer.call().\n\n\x1b[1m{inner}\x1b[0m\n\n"
+             "Arguments received by EncoderLayer.call():\n  • training=False")
+    assert plain_message(ValueError(outer)) == "shapes (2, 3) and (5, 4) do not match"
+    assert plain_message("no context here") == "no context here"
