@@ -89,3 +89,28 @@ def test_pretrained_checkpoint_ships_with_the_environment():
     missing = [f for f in ("config.json", "model.safetensors", "vocab.txt", "tokenizer.json")
                if not (Path(folder) / f).is_file()]
     assert not missing, f"the checkpoint folder {folder} lacks {missing}"
+
+
+def test_a_built_wheel_carries_the_files_the_packages_read(tmp_path):
+    """The editable install reads files from the checkout; a wheel must carry them as package data."""
+    import shutil
+    import subprocess
+    import sys
+    import zipfile
+
+    # Built from a copy of the tracked files: the checkout's egg-info (from `pip install -e .`) would list
+    # the data files and hide a missing declaration, and a build would leave build/ in the checkout.
+    source = tmp_path / "source"
+    for name in subprocess.run(["git", "ls-files", "pyproject.toml", "course_lib", "autograde"], cwd=REPO,
+                               check=True, capture_output=True, text=True).stdout.split():
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, source / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(tmp_path), str(source)], check=True, capture_output=True)
+    names = set(zipfile.ZipFile(next(tmp_path.glob("*.whl"))).namelist())
+    needed = [path.relative_to(REPO).as_posix() for folder in ("course_lib/expected", "autograde/templates")
+              for path in (REPO / folder).rglob("*") if path.is_file() and path.suffix != ".py"
+              and "__pycache__" not in path.parts]
+    assert needed and not [name for name in needed if name not in names], (
+        f"missing from the wheel (pyproject.toml [tool.setuptools.package-data]): "
+        f"{[name for name in needed if name not in names]}")
