@@ -22,6 +22,7 @@ import nbformat
 from autograde import registry
 from autograde.judge import StudentResult
 from autograde.nbgrader_runner import make_course_root, run_nbgrader
+from course_lib import notebooks
 
 # nbgrader's defaults minus the steps that clear outputs and execute the notebook.
 NO_EXECUTION = """
@@ -61,9 +62,9 @@ c.HTMLExporter.mathjax_url = {MATHJAX_URL!r}
 
 
 def exercise_name(grade_id: str) -> str:
-    """The exercise a test cell grades, for the page's score summary (its grade id if the registry has none)."""
-    names = {row.test_id: row.name for row in registry.EXERCISES}
-    return names.get(grade_id, grade_id.removeprefix("test_"))
+    """The exercise a test cell grades, for the page's score summary: the registry's name (the solution cell's
+    grade id), named by the same rule as `make submit`'s summary (course_lib.notebooks.exercise_name)."""
+    return notebooks.exercise_name(grade_id, {row.test_id: row.name for row in registry.EXERCISES})
 
 
 def copy_mathjax(feedback: Path) -> Path:

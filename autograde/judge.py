@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
-import re
 import shutil
 import textwrap
 import time
@@ -29,8 +27,9 @@ from autograde.sandbox import DEFAULT_MEMORY, HIDDEN_BY_DEFAULT, SandboxKernel
 from autograde.suspicion import flags_in_cells, flags_in_errors
 from course_lib.checking import CheckFailed
 from course_lib.env import quiet_tensorflow
+from course_lib.notebooks import STUDENT_ID
+from course_lib.notebooks import notebook_problem as file_problem
 
-STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 MAX_EXTRA_BYTES = 20 * 2**20  # a student's extra files copied next to the notebook
 
 
@@ -87,24 +86,8 @@ def notebook_problem(path: Path, stem: str) -> str | None:
         others = sorted(p.name for p in path.parent.glob("*.ipynb"))
         found = f" (found: {', '.join(others)})" if others else ""
         return f"missing: no {stem}.ipynb in the submission{found}"
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as error:
-        return f"invalid notebook: not UTF-8 text ({error.reason})"
-    except json.JSONDecodeError as error:
-        return f"invalid notebook: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
-    if not isinstance(raw, dict) or not isinstance(raw.get("cells"), list):
-        return "invalid notebook: no list of cells (is it a notebook?)"
-    try:
-        notebook = nbformat.from_dict(raw)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            nbformat.validate(nbformat.v4.upgrade(notebook) if notebook.get("nbformat", 4) < 4 else notebook)
-    except nbformat.ValidationError as error:
-        return f"invalid notebook: {str(error).splitlines()[0]}"
-    except Exception as error:  # nbformat raises several types for structurally odd input
-        return f"invalid notebook: {type(error).__name__}: {error}"
-    return None
+    # The same rules as `make submit` (course_lib.notebooks), so both sides call the same file valid.
+    return file_problem(path.read_bytes())
 
 
 def grade_submission(stem: str, student: str, folder: Path, work: Path, *, seed: int,

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 
 import nbformat
 
-DEMO_TAG = "demo"
+# One definition for the grader and `make submit` (which ships without autograde/): see course_lib/notebooks.py.
+from course_lib.notebooks import DEMO_TAG, is_demo, nbgrader_meta  # noqa: F401 (DEMO_TAG: tests import it here)
+
 SKIP_KEY = "course_grading"  # cell metadata: {"skip": true} for cells that are not run when grading
 
 
@@ -26,15 +28,6 @@ SKIP_KEY = "course_grading"  # cell metadata: {"skip": true} for cells that are 
 class Normalised:
     notebook: nbformat.NotebookNode
     repairs: list[str] = field(default_factory=list)
-
-
-def nbgrader_meta(cell) -> dict:
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return meta if isinstance(meta, dict) else {}
-
-
-def is_demo(cell) -> bool:
-    return DEMO_TAG in (cell.get("metadata", {}).get("tags") or [])
 
 
 def _squash(text: str) -> str:
