@@ -3,7 +3,9 @@
     python -m autograde.grade --assignment 01_positional_encoding --submissions DIR --out OUT
         [--workers N] [--dask-scheduler tcp://host:8786] [--seed S]
 
-DIR holds `<student>/<assignment>.ipynb` (and any files the student added). The command writes
+DIR holds `<student>/<assignment>.ipynb` (and any files the student added), and/or the archives `make submit`
+makes, `<student>.zip` with members `<student>/<assignment>.ipynb`: they are checked and unpacked into
+OUT/unpacked/ first (autograde/collect.py), and a faulty archive stops the batch before grading. The command writes
 - OUT/grades.csv: student, assignment, score, max_score, status (one row per student, sorted);
 - OUT/grades_by_cell.csv: each exercise's score and the message the student reads;
 - OUT/feedback/<student>/<assignment>.html: the feedback page (nbgrader's, from the graded notebook);
@@ -24,6 +26,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from autograde.collect import CollectError, collect
 from autograde.course import list_assignments
 from autograde.judge import Limits, StudentResult, grade_submission, max_points
 
@@ -95,14 +98,16 @@ def _run_dask(tasks: list[tuple], scheduler: str) -> Iterable[dict]:
 def grade_batch(stem: str, submissions: Path, out: Path, *, workers: int = 1, scheduler: str | None = None,
                 seed: int | None = None, limits: Limits | None = None, feedback: bool = True,
                 progress: bool = False, log: Callable[[str], None] = print) -> list[StudentResult]:
-    """Grade every `<student>/` folder in `submissions`; write the CSVs and feedback pages to `out`."""
+    """Grade every `<student>/` folder and `<student>.zip` archive in `submissions`; write the CSVs and feedback
+    pages to `out`. Raises CollectError, before grading anyone, when an archive is at fault."""
     out.mkdir(parents=True, exist_ok=True)
+    folders = collect(submissions, stem, out, log=log)
     limits = limits or Limits()
     if limits.threads == 0:
         limits.threads = max(1, (os.cpu_count() or 1) // max(1, workers))
     seed = secrets.randbits(32) if seed is None else int(seed)
-    students = sorted(p.name for p in submissions.iterdir() if p.is_dir() and not p.name.startswith("."))
-    tasks = [(stem, student, read_submission(submissions / student), seed, vars(limits)) for student in students]
+    students = sorted(folders)
+    tasks = [(stem, student, read_submission(folders[student]), seed, vars(limits)) for student in students]
     (out / "grading.json").write_text(json.dumps({"assignment": stem, "seed": seed, "students": len(students),
                                                   "workers": workers, "dask_scheduler": scheduler,
                                                   "limits": vars(limits)}, indent=2) + "\n")
@@ -152,7 +157,8 @@ def write_csvs(stem: str, results: list[StudentResult], out: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--assignment", required=True, help="assignment stem, e.g. 01_positional_encoding")
-    parser.add_argument("--submissions", required=True, type=Path, help="folder of <student>/<notebook>.ipynb")
+    parser.add_argument("--submissions", required=True, type=Path,
+                        help="folder of <student>/<notebook>.ipynb and/or <student>.zip archives (make submit)")
     parser.add_argument("--out", required=True, type=Path, help="folder for grades.csv and feedback/")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="students graded at once on this machine (default: the number of cores)")
@@ -181,10 +187,14 @@ def main(argv: list[str] | None = None) -> int:
     limits = Limits(cell_timeout=args.cell_timeout, call_timeout=args.call_timeout,
                     student_timeout=args.student_timeout, memory=int(args.memory * 2**30), threads=0)
     started = time.monotonic()
-    results = grade_batch(args.assignment, args.submissions, args.out, workers=args.workers,
-                          scheduler=args.dask_scheduler, seed=args.seed, limits=limits,
-                          feedback=not args.no_feedback, progress=sys.stderr.isatty(),
-                          log=(lambda line: None) if sys.stderr.isatty() else print)
+    try:
+        results = grade_batch(args.assignment, args.submissions, args.out, workers=args.workers,
+                              scheduler=args.dask_scheduler, seed=args.seed, limits=limits,
+                              feedback=not args.no_feedback, progress=sys.stderr.isatty(),
+                              log=(lambda line: None) if sys.stderr.isatty() else print)
+    except CollectError as error:
+        print(f"cannot grade: {error}", file=sys.stderr)
+        return 2
     elapsed = time.monotonic() - started
     print(f"graded {len(results)} submissions in {elapsed:.0f} s: {args.out / 'grades.csv'}")
     flagged = [r.student for r in results if "flagged:" in r.status]
