@@ -4,13 +4,56 @@ Assignment 01 asks for `positional_encoding`, assignment 02 for the masks and
 `scaled_dot_product_attention`, assignment 04 for `EncoderLayer`; later notebooks import these versions
 so that a mistake made earlier never blocks the work that follows. The conventions are those of assignment 02:
 a mask value 1 means "may attend", 0 means "blocked".
+
+Each answer is marked with the assignment it answers (`@answer_to`). Here the mark changes nothing. The
+students' kit (`make student-kit GIVE=01,02`, autograde/student_kit.py) keeps the answers of the assignments
+it hands out and replaces every other marked body with `raise not_handed_out(...)`: the module still imports,
+so a later notebook runs up to the first use of a missing block, which says where to get it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from course_lib.checking import NotImplementedYet, plain_message
 
+
+class NotHandedOut(NotImplementedYet):
+    """A building block whose assignment is not yet due: the student's course kit holds a stub in its place.
+
+    A NotImplementedError, like an unfinished exercise, so the checks pass it on with its message."""
+
+    def _render_traceback_(self) -> list[str]:
+        yellow, bold, plain = "\x1b[33m", "\x1b[1m", "\x1b[0m"
+        # Raised in a layer's call, the message arrives wrapped in Keras's call context.
+        return [f"{yellow}{bold}Not in your course kit yet{plain}\n{plain_message(str(self))}"]
+
+
+def answer_to(stem: str, *, name: str | None = None, hint: str = ""):
+    """Mark a function (or a layer's `call`) as the answer to assignment `stem`: nothing changes here.
+
+    `name` is what the learner knows it by (default: the function's name), `hint` what they need to know to
+    use their own version in its place. The kit builder reads `stem` from the source (so it is a literal) and
+    passes the same arguments to `not_handed_out` in the stub.
+    """
+
+    def mark(function):
+        return function
+
+    return mark
+
+
+def not_handed_out(stem: str, *, name: str, hint: str = "") -> NotHandedOut:
+    """The error raised by the stub of a building block that the student's course kit does not hold yet."""
+    number = stem.split("_", 1)[0]
+    return NotHandedOut(
+        f"{name} is the answer to assignment {stem}: your course kit gets it once {number} is due, when your "
+        f"instructor hands out a kit update (make student-kit GIVE={number}). Until then, paste your own {name} "
+        f"from {stem}.ipynb into a cell of this notebook, below the imports, and run that cell."
+        + (f" {hint}" if hint else ""))
+
+
+@answer_to("01_positional_encoding")
 def positional_encoding(positions: int, d_model: int):
     """Sinusoidal encoding (1, positions, d_model) float32: sine on even, cosine on odd dimensions."""
     import tensorflow as tf
@@ -23,6 +66,7 @@ def positional_encoding(positions: int, d_model: int):
     return tf.constant(angles[np.newaxis], dtype=tf.float32)
 
 
+@answer_to("02_scaled_dot_product_attention")
 def create_padding_mask(token_ids):
     """1.0 for real tokens, 0.0 for padding (id 0): (batch, seq) -> (batch, 1, seq)."""
     import tensorflow as tf
@@ -30,6 +74,7 @@ def create_padding_mask(token_ids):
     return tf.cast(tf.math.not_equal(token_ids, 0), tf.float32)[:, tf.newaxis, :]
 
 
+@answer_to("02_scaled_dot_product_attention")
 def create_look_ahead_mask(sequence_length: int):
     """Ones on and below the diagonal: position i sees positions 0..i. Shape (1, L, L)."""
     import tensorflow as tf
@@ -37,6 +82,7 @@ def create_look_ahead_mask(sequence_length: int):
     return tf.linalg.band_part(tf.ones((sequence_length, sequence_length), tf.float32), -1, 0)[tf.newaxis]
 
 
+@answer_to("02_scaled_dot_product_attention")
 def scaled_dot_product_attention(q, k, v, mask=None):
     """softmax(q k^T / sqrt(d_k) + (1 - mask) * -1e9) v for any leading axes; returns (output, weights)."""
     import tensorflow as tf
@@ -47,6 +93,11 @@ def scaled_dot_product_attention(q, k, v, mask=None):
         scores += (1.0 - tf.cast(mask, scores.dtype)) * -1e9
     weights = tf.nn.softmax(scores, axis=-1)
     return tf.matmul(weights, v), weights
+
+
+# Assignment 05's BertEncoder builds its layers with activation=gelu_tanh, which 04's template does not take.
+ENCODER_LAYER_HINT = ("BertEncoder (05) creates it with activation=gelu_tanh: give your __init__ an argument "
+                      "activation=\"relu\" and pass it on, FullyConnected(..., activation=activation).")
 
 
 def _encoder_layer_class():
@@ -74,6 +125,7 @@ def _encoder_layer_class():
         def compute_mask(self, inputs, previous_mask=None):
             return None  # `mask` is an attention mask, not a Keras mask of the output
 
+        @answer_to("04_transformer", name="EncoderLayer", hint=ENCODER_LAYER_HINT)
         def call(self, x, training=None, mask=None):
             """x (batch, seq, embedding_dim); mask broadcastable to (batch, seq, seq), 1 = attend."""
             attention = self.mha(x, x, x, attention_mask=mask, training=training)
