@@ -1,14 +1,19 @@
 # Two commands do all set-up on a fresh machine: `make lab` (open the course) and `make test`.
 include student.mk
 
-.PHONY: help install sandbox lab test test-quick lint release grade expected clean
+.PHONY: help install sandbox lab submit formgrader test test-quick lint release student-kit grade expected clean
 
 help:
 	@echo "make lab      install if needed, copy new notebooks into my-work/ (your own copy), open JupyterLab on it"
+	@echo "make submit STUDENT=id  check your notebooks in my-work/ and pack them into submissions/<id>.zip to hand in"
 	@echo "make test     install if needed, then run the whole test suite on every core (what CI runs)"
 	@echo "make test-quick  unit tests of course_lib and autograde only (no notebook runs, no grading)"
 	@echo "make release  regenerate notebooks/ from solutions/ (instructors)"
+	@echo "make student-kit [OUT=dist/student-kit] [GIVE=01,02]  what students get instead of the repository: OUT/ and"
+	@echo "              OUT.zip, without answers; GIVE hands out the course_lib.layers blocks of assignments that are due"
+	@echo "make formgrader  the instructor's JupyterLab on the repository: nbgrader's formgrader with every assignment"
 	@echo "make grade ASSIGNMENT=01_positional_encoding SUBMISSIONS=dir OUT=dir [WORKERS=n] [DASK=tcp://host:8786]"
+	@echo "           (SUBMISSIONS holds <student>/ folders and/or the <student>.zip archives of make submit)"
 
 # Grading runs each student's kernel in a bubblewrap sandbox (autograde/sandbox.py). As root with apt
 # (CI, a grading server) it is installed here; otherwise the message says how.
@@ -37,11 +42,28 @@ test-quick: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
+# The instructor's Lab, rooted at the repository: nbgrader needs the course root (the repository: solutions/,
+# notebooks/, .nbgrader/) inside the server's root to open source and release notebooks from the formgrader.
+# jupyter/instructor/nbgrader_config.py gives it the course's configuration and an exchange folder
+# (.nbgrader/exchange, or EXCHANGE=dir); the gradebook first records every assignment with its points.
+formgrader: $(STAMP)
+	$(BIN)/python -m autograde.gradebook
+	JUPYTER_CONFIG_PATH="$(abspath jupyter/instructor)$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
+	  $(if $(EXCHANGE),COURSE_EXCHANGE="$(abspath $(EXCHANGE))") \
+	  $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(ALLOW_ROOT) $(LAB_ARGS)
+
 expected: $(STAMP)
 	$(BIN)/python -m autograde.expected
 
 release: $(STAMP)
 	$(BIN)/python -m autograde.release
+
+# What students get instead of the repository (autograde/student_kit.py): OUT/ and OUT.zip with the released
+# notebooks, course_lib and student.mk as the Makefile; no solutions, references or hidden tests. course_lib/layers.py
+# keeps only the answers of the assignments in GIVE (those past their deadline). OUT's default is set here, not
+# globally: `make grade` requires an OUT of its own.
+student-kit: $(STAMP)
+	$(BIN)/python -m autograde.student_kit --out "$(or $(OUT),dist/student-kit)" $(if $(GIVE),--give "$(GIVE)")
 
 grade: $(STAMP) sandbox
 	@if [ -z "$(ASSIGNMENT)" ] || [ -z "$(SUBMISSIONS)" ] || [ -z "$(OUT)" ]; then \

@@ -30,6 +30,19 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # course_lib.workspace copies what is new and never overwrites a file (updates arrive as .new copies).
 WORK ?= my-work
 
+# The students' Lab keeps nbgrader's Validate button and hides its instructor tools (formgrader, create
+# assignment, assignment and course lists): jupyter/student/ is put first on JUPYTER_CONFIG_PATH for this
+# launch only, because the instructor's Lab (make formgrader) runs from the same environment.
+STUDENT_JUPYTER_CONFIG := $(abspath jupyter/student)
+
 lab: $(STAMP)
 	$(BIN)/python -m course_lib.workspace --work "$(WORK)"
-	$(BIN)/jupyter lab --ServerApp.root_dir="$(WORK)" $(ALLOW_ROOT) $(LAB_ARGS)
+	JUPYTER_CONFIG_PATH="$(STUDENT_JUPYTER_CONFIG)$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
+	  $(BIN)/jupyter lab --ServerApp.root_dir="$(WORK)" $(ALLOW_ROOT) $(LAB_ARGS)
+
+# Handing in: each notebook in $(WORK)/ is run as a copy in a fresh kernel (demo cells skipped, as in grading),
+# a summary says where each exercise stands, and the saved notebooks are packed into submissions/<id>.zip
+# (course_lib/submit.py; OUT=dir for another folder). The student's files are only read.
+submit: $(STAMP)
+	@if [ -z "$(STUDENT)" ]; then echo "usage: make submit STUDENT=<your student id> [WORK=$(WORK)] [OUT=submissions]"; exit 2; fi
+	$(BIN)/python -m course_lib.submit --student="$(STUDENT)" --work "$(WORK)" $(if $(OUT),--out "$(OUT)") $(SUBMIT_ARGS)

@@ -23,6 +23,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from traitlets.config.loader import PyFileConfigLoader
 
 from autograde.course import COURSE_ID
+from course_lib.notebooks import exercises
 
 from conftest import ASSIGNMENTS, REPO, solution_path
 
@@ -79,6 +80,16 @@ def graded_notebook() -> nbformat.NotebookNode:
     return notebook
 
 
+def validate(server, path: str) -> list[dict]:
+    """What the Validate button receives for the notebook at `path`: its list of entries."""
+    status, body = server.request("/assignments/validate", method="POST",
+                                  data=urllib.parse.urlencode({"path": path}).encode(), timeout=300)
+    assert status == 200, f"Validate answered {status}: {body[:500]!r}\n{server.output()}"
+    result = json.loads(body)
+    assert result["success"], result
+    return result["value"]["failed"]
+
+
 def test_make_lab_serves_the_notebooks_with_validate_only(tmp_path):
     work = tmp_path / "work"
     with lab_server("lab", work=work) as server:
@@ -103,15 +114,21 @@ def test_make_lab_serves_the_notebooks_with_validate_only(tmp_path):
                   if (status := server.get(path)[0]) != 404}
         assert served == {}, f"instructor endpoints served to students: {served}\n{server.output()}"
 
-        # Validate's server extension runs the notebook and names the failing test cell
-        nbformat.write(graded_notebook(), work / "validate-me.ipynb")
-        status, body = server.request("/assignments/validate", method="POST",
-                                      data=urllib.parse.urlencode({"path": "validate-me.ipynb"}).encode(), timeout=120)
-        assert status == 200, f"Validate answered {status}: {body[:500]!r}"
-        result = json.loads(body)
-        assert result["success"], result
-        failed = [cell["source"] for cell in result["value"]["failed"]]
-        assert failed == ["assert double(2) == 4, 'double(2) should be 4'"], result
+        # Validate runs the notebook: first a one-line-per-exercise summary, then each failing check and why
+        (work / "practice").mkdir()
+        nbformat.write(graded_notebook(), work / "practice" / "validate-me.ipynb")
+        summary, *failed = validate(server, "practice/validate-me.ipynb")
+        assert summary["source"].splitlines()[1:] == ["  double (1 point): done, check fails: AssertionError: "
+                                                      "double(2) should be 4"], summary
+        assert [(cell["source"], cell["error"]) for cell in failed] == [
+            ("assert double(2) == 4, 'double(2) should be 4'", "AssertionError: double(2) should be 4")]
+        # on the course's own unfinished notebook: every exercise named, not started
+        stem = ASSIGNMENTS[0]
+        summary, *failed = validate(server, f"{stem}/{stem}.ipynb")
+        lines = summary["source"].splitlines()
+        assert lines[0].startswith("Summary") and len(lines) == 1 + len(exercises(nbformat.read(
+            REPO / "notebooks" / stem / f"{stem}.ipynb", as_version=4))), summary
+        assert all(line.endswith("not started") for line in lines[1:]) and failed == [], summary
 
         schema = server.get_json("/lab/api/settings/@jupyterlab/apputils-extension:notification")["schema"]
         defaults = {name: spec.get("default") for name, spec in schema["properties"].items()}
