@@ -195,7 +195,7 @@ def test_a_pasted_answer_or_hidden_check_is_found_however_it_is_spaced(kit, tmp_
 
 
 def test_a_leaking_kit_is_never_written(tmp_path, monkeypatch):
-    monkeypatch.setattr(student_kit, "KIT_TREES", (*student_kit.KIT_TREES, "solutions"))
+    monkeypatch.setattr("autograde.student_kit.assemble.KIT_TREES", (*student_kit.KIT_TREES, "solutions"))
     out = tmp_path / "student-kit"
     with pytest.raises(KitError, match="holds answers or hidden tests"):
         student_kit.build(out)
