@@ -6,7 +6,7 @@ so that a mistake made earlier never blocks the work that follows. The conventio
 a mask value 1 means "may attend", 0 means "blocked".
 
 Each answer is marked with the assignment it answers (`@answer_to`). Here the mark changes nothing. The
-students' kit (`make student-kit GIVE=01,02`, autograde/student_kit.py) keeps the answers of the assignments
+students' kit (`make student-kit GIVE=01,02`, autograde/student_kit/) keeps the answers of the assignments
 it hands out and replaces every other marked body with `raise not_handed_out(...)`: the module still imports,
 so a later notebook runs up to the first use of a missing block, which says where to get it.
 """

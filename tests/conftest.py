@@ -66,3 +66,16 @@ def errors(notebook: nbformat.NotebookNode) -> list[tuple[int, str, str]]:
             if output.get("output_type") == "error":
                 found.append((index + 1, output.get("ename"), output.get("evalue", "")[:200]))
     return found
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """Headless Chromium (a playwright Browser), launched once per pytest worker (tests/browser.py).
+
+    A machine without it fails the browser tests, saying how to install it: they are never skipped."""
+    import browser
+
+    if browser.chromium_path() is None:
+        pytest.fail(browser.MISSING, pytrace=False)
+    with browser.launched() as launched:
+        yield launched

@@ -1,4 +1,4 @@
-"""`make student-kit` (autograde/student_kit.py): the students' folder and zip hold no answer and no hidden
+"""`make student-kit` (autograde/student_kit/): the students' folder and zip hold no answer and no hidden
 test, hand out the building blocks of course_lib/layers.py only for the assignments named, and install and
 open on their own (the last test, marked `notebooks`: it installs the kit into a fresh venv)."""
 

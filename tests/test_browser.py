@@ -1,0 +1,235 @@
+"""What learners and instructors see in a real browser (headless Chromium, tests/browser.py).
+
+- Each student notebook, opened in `make lab`'s JupyterLab and run with Run > Run All Cells, stops at its first
+  exercise's check cell, which says in one sentence that the function is not implemented yet; no cell before
+  it shows an error.
+- A feedback page from `make grade` typesets its equations with the MathJax copy beside it, with every request
+  for anything but a local file refused.
+- `make formgrader` shows the instructor every assignment, and its points.
+
+Each test saves a full-page screenshot in screenshots/ (git-ignored) for a person to look at.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from contextlib import ExitStack
+
+import nbformat
+import pytest
+from browser import SCREENSHOTS, files_only, screenshot
+from lab_server import lab_server
+from submissions import answered
+
+from autograde import registry
+
+from conftest import REPO
+
+# They start Jupyter servers and kernels: not part of `make test-quick`. One pytest-xdist worker runs them all,
+# so that one browser and one `make lab` serve every notebook.
+pytestmark = [pytest.mark.notebooks, pytest.mark.xdist_group("browser")]
+
+# The student notebooks, as `make lab` copies them into the working folder: notebooks/<stem>/<stem>.ipynb.
+STUDENT_NOTEBOOKS = sorted(path.parent.name for path in (REPO / "notebooks").glob("*/*.ipynb")
+                           if path.stem == path.parent.name)
+SECONDS = 1000  # playwright counts in milliseconds
+
+# JupyterLab 4: the notebook toolbar's kernel indicator, and a cell's input prompt ("[ ]:", "[*]:", "[3]:").
+INDICATOR = ".jp-NotebookPanel .jp-Notebook-ExecutionIndicator"
+STOPPED = """() => {
+    const indicator = document.querySelector('.jp-NotebookPanel .jp-Notebook-ExecutionIndicator');
+    const prompts = [...document.querySelectorAll('.jp-NotebookPanel .jp-InputPrompt')].map(p => p.textContent);
+    return indicator !== null && indicator.dataset.status === 'idle'
+        && prompts.some(p => /\\[\\d+\\]/.test(p)) && !prompts.some(p => p.includes('*'));
+}"""
+# Numbers (from 1) of the first n cells that show an error or stderr output (JupyterLab draws both in red).
+RED_BOXES = """n => [...document.querySelectorAll('.jp-NotebookPanel .jp-Notebook .jp-Cell')].slice(0, n)
+    .map((cell, i) => cell.querySelector('[data-mime-type="application/vnd.jupyter.stderr"]') ? i + 1 : 0)
+    .filter(Boolean)"""
+# the notebook's scrolling element
+NOTEBOOK = "document.querySelector('.jp-NotebookPanel .jp-WindowedPanel-outer')"
+
+
+def grading(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def only_from(page, origin: str) -> list[str]:
+    """Refuse every request of `page` that does not go to `origin`; return the (growing) list of refused URLs.
+
+    Playwright runs the handler only while the test waits in one of its calls: wait with page.wait_for_timeout,
+    never time.sleep, or the page's requests hang."""
+    refused: list[str] = []
+
+    def route(route):
+        if route.request.url.startswith(origin):
+            route.continue_()
+        else:
+            refused.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", route)
+    return refused
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """`make lab` on a working folder of its own; the kernels it starts inherit COURSE_FAST=1 and no network.
+
+    Not the tests' MPLBACKEND=Agg (conftest.py): the kernels draw figures inline, as a learner's do."""
+    with ExitStack() as stack:
+        with pytest.MonkeyPatch.context() as patch:  # only while the server starts: it keeps its environment
+            patch.delenv("MPLBACKEND", raising=False)
+            server = stack.enter_context(lab_server("lab", work=tmp_path_factory.mktemp("lab") / "work"))
+        yield server
+
+
+def kernel_session(lab, path: str, page, timeout: float = 120) -> dict:
+    """The server's session of the notebook at `path` once its kernel is idle and the page is connected to it."""
+    deadline = timeout * SECONDS
+    while deadline > 0:
+        for session in lab.get_json("/api/sessions"):
+            kernel = session.get("kernel") or {}
+            if session["path"] == path and kernel.get("execution_state") == "idle" and kernel.get("connections"):
+                return session
+        page.wait_for_timeout(500)
+        deadline -= 500
+    raise AssertionError(f"no idle kernel connected to {path} after {timeout:.0f} s: {lab.get_json('/api/sessions')}")
+
+
+@pytest.mark.parametrize("stem", STUDENT_NOTEBOOKS)
+def test_run_all_stops_at_the_first_check_saying_not_implemented(chromium, lab, stem):
+    path = f"{stem}/{stem}.ipynb"
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    session = None
+    try:
+        refused = only_from(page, lab.url)
+        # reset: a workspace of its own, so the notebooks opened by earlier tests are not reopened
+        page.goto(f"{lab.url}/lab/tree/{path}?reset&token={lab.token}")
+        session = kernel_session(lab, path, page)
+        page.wait_for_selector(f'{INDICATOR}[data-status="idle"]', timeout=60 * SECONDS)
+
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        page.wait_for_function(STOPPED, timeout=600 * SECONDS, polling=500)
+        page.keyboard.press("Control+s")
+        page.wait_for_selector(".lm-TabBar-tab.jp-mod-current:not(.jp-mod-dirty)", timeout=30 * SECONDS)
+
+        # The whole notebook in one screenshot: the notebook scrolls inside the Lab, so the window grows to it.
+        height = page.evaluate(f"() => {NOTEBOOK}.scrollHeight")
+        page.set_viewport_size({"width": 1280, "height": min(height + 200, 32000)})
+        page.evaluate(f"() => {{ {NOTEBOOK}.scrollTop = 0; }}")
+        page.wait_for_timeout(1000)
+        shot = screenshot(page, f"{stem}_run_all")
+
+        cells = lab.get_json(f"/api/contents/{path}")["content"]["cells"]
+        check = next(i for i, cell in enumerate(cells) if grading(cell).get("grade"))
+        function = grading(cells[check])["grade_id"].removeprefix("test_")
+        failed = [(i, output) for i, cell in enumerate(cells) for output in cell.get("outputs", [])
+                  if output["output_type"] == "error"]
+        assert failed, f"{stem}: Run All Cells ran through without an error: are the solutions cleared? ({shot})"
+        first, error = failed[0]
+        assert first >= check, (
+            f"{stem}: cell {first + 1} raised {error['ename']}: {error['evalue'][:300]}, before the first exercise's "
+            f"check (cell {check + 1}) ({shot})")
+        assert first == check, f"{stem}: the check cell {check + 1} ran without an error ({shot})"
+        # course_lib.checking.NotImplementedYet: one sentence naming the function
+        sentence = f"{function} is not implemented yet"
+        assert sentence in error["evalue"], (
+            f"{stem}: the first check raised {error['ename']}: {error['evalue'][:300]!r} ({shot})")
+        skipped = [i + 1 for i, cell in enumerate(cells[:check])
+                   if cell["cell_type"] == "code" and cell.get("execution_count") is None]
+        assert not skipped, f"{stem}: cells {skipped} did not run before the first check ({shot})"
+
+        # What the learner sees: the check cell's output is the sentence, with no traceback.
+        check_cell = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").nth(check)
+        check_cell.screenshot(path=str(SCREENSHOTS / f"{stem}_first_check.png"))  # the message, close up
+        text = check_cell.locator(".jp-OutputArea").inner_text()
+        assert "Not implemented yet" in text and sentence in text, f"{stem}: the check cell shows {text!r} ({shot})"
+        assert "Traceback" not in text and "File " not in text, f"{stem}: the check cell shows a traceback ({shot})"
+        red = page.evaluate(RED_BOXES, check + 1)  # errors and stderr, drawn alike
+        assert red and red[-1] == check + 1, f"{stem}: the check cell's message is not drawn as an error ({shot})"
+        assert red == [check + 1], f"{stem}: cells {red[:-1]} show an error or stderr before the first check ({shot})"
+        assert not refused, f"{stem}: the Lab asked for things off the server (refused): {refused}"
+    finally:
+        if session is not None:
+            lab.request(f"/api/sessions/{session['id']}", method="DELETE")  # its kernel stops too
+        context.close()
+
+
+FEEDBACK_STEM = "01_positional_encoding"
+# MathJax 2.7's HTML-CSS output: a typeset display equation is a span.MathJax_Display holding a span.MathJax.
+TYPESET = ".MathJax_Display .MathJax"
+MATHJAX_DONE = ("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0 "
+                "&& !MathJax.Hub.queue.running")
+
+
+@pytest.fixture(scope="module")
+def feedback_page(tmp_path_factory):
+    """The feedback page of an answered 01 notebook, graded by the command `make grade` runs."""
+    root = tmp_path_factory.mktemp("feedback")
+    (root / "submissions" / "student").mkdir(parents=True)
+    nbformat.write(answered(FEEDBACK_STEM), root / "submissions" / "student" / f"{FEEDBACK_STEM}.ipynb")
+    result = subprocess.run([sys.executable, "-m", "autograde.grade", "--assignment", FEEDBACK_STEM,
+                             "--submissions", str(root / "submissions"), "--out", str(root / "out"),
+                             "--workers", "1"],
+                            cwd=REPO, capture_output=True, text=True, timeout=600)
+    page = root / "out" / "feedback" / "student" / f"{FEEDBACK_STEM}.html"
+    assert result.returncode == 0 and page.is_file(), (
+        f"grading the answered {FEEDBACK_STEM} made no feedback page:\n{result.stdout}\n{result.stderr}")
+    return page
+
+
+def test_feedback_page_typesets_equations_offline(chromium, feedback_page):
+    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        refused = files_only(page)
+        page.goto(feedback_page.as_uri())
+        page.wait_for_selector(TYPESET, timeout=60 * SECONDS)
+        page.wait_for_function(MATHJAX_DONE, timeout=60 * SECONDS)
+        shot = screenshot(page, "feedback_offline")
+        assert not refused, f"the feedback page asked for files off this machine (refused): {refused}"
+        errors = page.locator(".MathJax_Error, .merror").count()
+        assert errors == 0, f"MathJax could not typeset {errors} equation(s) ({shot})"
+        prose = "\n".join(page.locator(".text_cell_render").all_inner_texts())
+        raw = sorted(set(re.findall(r"\$\$|\\[A-Za-z]+", prose)))
+        assert not raw, f"TeX left as text in the rendered prose: {raw} ({shot})"
+        assert "Math Processing Error" not in prose, shot
+    finally:
+        page.close()
+
+
+# nbgrader's Manual Grading table: one row per assignment, its last cell "average / max" filled in by a script
+SCORES_SHOWN = "n => [...document.querySelectorAll('table tbody td.score')].filter(td => td.textContent).length >= n"
+
+
+def test_formgrader_lists_every_assignment_with_its_points(chromium, tmp_path):
+    points = {stem: sum(exercise.points for exercise in registry.exercises(stem)) for stem in registry.stems()}
+    # EXCHANGE=dir: the repository's .nbgrader/exchange is left alone
+    with lab_server("formgrader", variables={"EXCHANGE": str(tmp_path / "exchange")}) as server:
+        page = chromium.new_page(viewport={"width": 1280, "height": 700})
+        try:
+            refused = only_from(page, server.url)
+            page.goto(f"{server.url}/formgrader?token={server.token}")  # Manage Assignments
+            rows = page.locator("table tbody tr").filter(has=page.locator("td"))
+            page.wait_for_function("() => document.querySelectorAll('table tbody tr td a').length > 0",
+                                   timeout=60 * SECONDS)
+            listed = {row.locator("td").first.inner_text().strip() for row in rows.all()}
+            assert set(points) <= listed, f"Manage Assignments lists {sorted(listed)}"  # and "Add new assignment"
+
+            page.get_by_role("link", name="Manual Grading").first.click()  # the table with the points
+            page.wait_for_function(SCORES_SHOWN, arg=len(points), timeout=60 * SECONDS)
+            shot = screenshot(page, "formgrader")
+            shown = {}
+            for row in page.locator("table tbody tr").all():
+                cells = [cell.strip() for cell in row.locator("td").all_inner_texts()]
+                if cells and cells[-1]:
+                    shown[cells[0]] = cells[-1]
+            expected = {stem: f"0 / {total}" for stem, total in points.items()}
+            assert shown == expected, f"Manual Grading shows {shown}, expected {expected} ({shot})"
+            assert not refused, f"the formgrader asked for things off the server (refused): {refused}"
+        finally:
+            page.close()
