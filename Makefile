@@ -1,7 +1,7 @@
 # Two commands do all set-up on a fresh machine: `make lab` (open the course) and `make test`.
 include student.mk
 
-.PHONY: help install sandbox lab submit formgrader test test-quick lint release student-kit grade expected clean
+.PHONY: help install sandbox browser lab submit formgrader test test-quick lint release student-kit grade expected clean
 
 help:
 	@echo "make lab      install if needed, copy new notebooks into my-work/ (your own copy), open JupyterLab on it"
@@ -27,11 +27,23 @@ sandbox:
 	    exit 1; \
 	  fi; }
 
+# The browser tests (tests/test_browser.py) drive Debian's Chromium through the playwright package, which
+# never downloads a browser of its own. As root with apt (CI) it is installed here; otherwise the message says how.
+browser:
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing chromium for the browser tests"; \
+	    { apt-get install -y -q chromium || { apt-get update -q && apt-get install -y -q chromium; }; } >/dev/null; \
+	  else \
+	    echo "the browser tests need Chromium: sudo apt-get install chromium (Debian)"; \
+	    exit 1; \
+	  fi; }
+
 # pytest-xdist: one worker per core; tests that share an expensive fixture (one assignment's grading batch)
 # carry the same xdist_group and run on one worker.
 WORKERS ?= auto
 
-test: $(STAMP) sandbox
+test: $(STAMP) sandbox browser
 	$(BIN)/ruff check .
 	COURSE_FAST=1 $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
@@ -58,7 +70,7 @@ expected: $(STAMP)
 release: $(STAMP)
 	$(BIN)/python -m autograde.release
 
-# What students get instead of the repository (autograde/student_kit.py): OUT/ and OUT.zip with the released
+# What students get instead of the repository (autograde/student_kit/): OUT/ and OUT.zip with the released
 # notebooks, course_lib and student.mk as the Makefile; no solutions, references or hidden tests. course_lib/layers.py
 # keeps only the answers of the assignments in GIVE (those past their deadline). OUT's default is set here, not
 # globally: `make grade` requires an OUT of its own.

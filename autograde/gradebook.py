@@ -58,6 +58,20 @@ def record(assignments: list[str], db_url: str) -> dict[str, str]:
     return failed
 
 
+def locked_record(assignments: list[str], db_url: str) -> dict[str, str]:
+    """`record` while holding a lock beside a file gradebook: two formgraders starting at once (or two tests)
+    would otherwise write the same SQLite file together, and one would fail with "database is locked"."""
+    import fcntl
+
+    path = db_url.removeprefix("sqlite:///")
+    if path == db_url:  # not a file database: its server serialises writers
+        return record(assignments, db_url)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{path}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return record(assignments, db_url)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("assignments", nargs="*", help="assignment stems (default: all in solutions/)")
@@ -68,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no such assignment in solutions/: {', '.join(unknown)}")
     assignments = args.assignments or known
     db_url = course_db_url()
-    failed = record(assignments, db_url)
+    failed = locked_record(assignments, db_url)
     for stem, error in failed.items():
         # The formgrader still starts: it lists the assignment, without up-to-date points.
         print(f"gradebook: {stem} not updated:\n{error}", file=sys.stderr)

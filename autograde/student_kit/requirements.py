@@ -20,6 +20,7 @@ INSTRUCTORS_ONLY = {
     "pytest-xdist": "the course's tests",
     "nbval": "the course's tests",
     "ruff": "linting",
+    "playwright": "the course's browser tests",
 }
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.-]*)\s*==")
 
