@@ -18,6 +18,13 @@ from contextlib import contextmanager
 import numpy as np
 
 
+def wrap(text: str, width: int = 100) -> list[str]:
+    """Lines of at most `width` characters, never breaking inside `code in backticks`."""
+    keep = re.sub(r"`[^`]*`", lambda code: code.group(0).replace(" ", "\u00a0"), text)
+    return [line.replace("\u00a0", " ")
+            for line in textwrap.wrap(keep, width, break_long_words=False, break_on_hyphens=False)]
+
+
 class CheckFailed(AssertionError):
     """A check found a problem; the message says what is wrong and, where it can, why."""
 
@@ -26,7 +33,7 @@ class CheckFailed(AssertionError):
         learner's code the learner's own line, instead of a traceback through course_lib and the libraries."""
         red, bold, plain = "\x1b[31m", "\x1b[1m", "\x1b[0m"
         lines = [f"{red}{bold}Check failed{plain}"]
-        lines += textwrap.wrap(str(self), 100, break_long_words=False, break_on_hyphens=False) or [""]
+        lines += wrap(str(self)) or [""]
         where = learner_line(self.__cause__)
         if where:
             lines += ["", f"{bold}In your code{plain}, {where}"]
@@ -42,13 +49,14 @@ class NotImplementedYet(NotImplementedError):
     def _render_traceback_(self) -> list[str]:
         yellow, bold, plain = "\x1b[33m", "\x1b[1m", "\x1b[0m"
         lines = [f"{yellow}{bold}Not implemented yet{plain}"]
-        lines += textwrap.wrap(str(self), 100, break_long_words=False, break_on_hyphens=False)
+        lines += wrap(str(self))
         return ["\n".join(lines)]
 
 
 def not_implemented_message(name: str) -> str:
     return (f"{name} is not implemented yet: it still raises NotImplementedError. Replace "
-            "`raise NotImplementedError()` with your code, run that cell, then run this check again.")
+            f"`raise NotImplementedError()` with your code, run the cell that defines {name}, then run this "
+            "check again.")
 
 
 # Keras re-raises an error from a layer's call() with its arguments around the message, and TensorFlow

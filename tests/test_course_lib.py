@@ -252,3 +252,12 @@ def test_plain_message_unwraps_nested_keras_contexts():
              "Arguments received by EncoderLayer.call():\n  • training=False")
     assert plain_message(ValueError(outer)) == "shapes (2, 3) and (5, 4) do not match"
     assert plain_message("no context here") == "no context here"
+
+
+def test_messages_wrap_between_words_never_inside_code():
+    from course_lib.checking import wrap
+
+    text = "x " * 45 + "Replace `raise NotImplementedError()` with your code"
+    lines = wrap(text, 100)
+    assert any("`raise NotImplementedError()`" in line for line in lines), lines
+    assert all(len(line) <= 100 for line in lines), lines
