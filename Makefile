@@ -1,6 +1,8 @@
 # Two commands do all set-up on a fresh machine: `make lab` (open the course) and `make test`.
 include student.mk
 
+comma := ,
+
 .PHONY: help install sandbox browser lab submit formgrader test test-quick lint release student-kit grade expected clean
 
 help:
@@ -15,29 +17,27 @@ help:
 	@echo "make grade ASSIGNMENT=01_positional_encoding SUBMISSIONS=dir OUT=dir [WORKERS=n] [DASK=tcp://host:8786]"
 	@echo "           (SUBMISSIONS holds <student>/ folders and/or the <student>.zip archives of make submit)"
 
-# Grading runs each student's kernel in a bubblewrap sandbox (autograde/sandbox.py). As root with apt
-# (CI, a grading server) it is installed here; otherwise the message says how.
-sandbox:
-	@command -v bwrap >/dev/null || { \
+# A Debian package a target needs: $(1) the command it provides, $(2) the package, $(3) what it is for, $(4) how
+# to install it by hand. As root with apt (CI, a grading server) it is installed; otherwise the message says how.
+define debian_package
+	@command -v $(1) >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "installing bubblewrap (bwrap) for the grader's sandbox"; \
-	    { apt-get install -y -q bubblewrap || { apt-get update -q && apt-get install -y -q bubblewrap; }; } >/dev/null; \
+	    echo "installing $(2) for $(3)"; \
+	    { apt-get install -y -q $(2) || { apt-get update -q && apt-get install -y -q $(2); }; } >/dev/null; \
 	  else \
-	    echo "grading needs bubblewrap: sudo apt-get install bubblewrap (Debian, Ubuntu) or sudo dnf install bubblewrap"; \
+	    echo "$(2) is needed for $(3): $(4)"; \
 	    exit 1; \
 	  fi; }
+endef
+
+# Grading runs each student's kernel in a bubblewrap sandbox (autograde/sandbox.py).
+sandbox:
+	$(call debian_package,bwrap,bubblewrap,the grader's sandbox,sudo apt-get install bubblewrap (Debian$(comma) Ubuntu) or sudo dnf install bubblewrap)
 
 # The browser tests (tests/test_browser.py) drive Debian's Chromium through the playwright package, which
-# never downloads a browser of its own. As root with apt (CI) it is installed here; otherwise the message says how.
+# never downloads a browser of its own.
 browser:
-	@command -v chromium >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "installing chromium for the browser tests"; \
-	    { apt-get install -y -q chromium || { apt-get update -q && apt-get install -y -q chromium; }; } >/dev/null; \
-	  else \
-	    echo "the browser tests need Chromium: sudo apt-get install chromium (Debian)"; \
-	    exit 1; \
-	  fi; }
+	$(call debian_package,chromium,chromium,the browser tests,sudo apt-get install chromium (Debian))
 
 # pytest-xdist: one worker per core; tests that share an expensive fixture (one assignment's grading batch)
 # carry the same xdist_group and run on one worker.
