@@ -55,16 +55,20 @@ def screenshot(page, name: str) -> Path:
     return path
 
 
-def files_only(page) -> list[str]:
-    """Abort every request of `page` that is not for a local file; return the (growing) list of those aborted."""
-    aborted: list[str] = []
+def only_from(page, origin: str) -> list[str]:
+    """Refuse every request of `page` whose URL does not start with `origin` (`file://` for a page read from
+    disk); return the (growing) list of refused URLs.
+
+    Playwright runs the handler only while the test waits in one of its calls: wait with page.wait_for_timeout,
+    never time.sleep, or the page's requests hang."""
+    refused: list[str] = []
 
     def route(route):
-        if route.request.url.startswith("file://"):
+        if route.request.url.startswith(origin):
             route.continue_()
         else:
-            aborted.append(route.request.url)
+            refused.append(route.request.url)
             route.abort()
 
     page.route("**/*", route)
-    return aborted
+    return refused

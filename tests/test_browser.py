@@ -19,7 +19,7 @@ from contextlib import ExitStack
 
 import nbformat
 import pytest
-from browser import SCREENSHOTS, files_only, screenshot
+from browser import SCREENSHOTS, only_from, screenshot
 from lab_server import lab_server
 from submissions import answered
 
@@ -54,24 +54,6 @@ NOTEBOOK = "document.querySelector('.jp-NotebookPanel .jp-WindowedPanel-outer')"
 
 def grading(cell) -> dict:
     return cell.get("metadata", {}).get("nbgrader", {})
-
-
-def only_from(page, origin: str) -> list[str]:
-    """Refuse every request of `page` that does not go to `origin`; return the (growing) list of refused URLs.
-
-    Playwright runs the handler only while the test waits in one of its calls: wait with page.wait_for_timeout,
-    never time.sleep, or the page's requests hang."""
-    refused: list[str] = []
-
-    def route(route):
-        if route.request.url.startswith(origin):
-            route.continue_()
-        else:
-            refused.append(route.request.url)
-            route.abort()
-
-    page.route("**/*", route)
-    return refused
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +168,7 @@ def feedback_page(tmp_path_factory):
 def test_feedback_page_typesets_equations_offline(chromium, feedback_page):
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
     try:
-        refused = files_only(page)
+        refused = only_from(page, "file://")
         page.goto(feedback_page.as_uri())
         page.wait_for_selector(TYPESET, timeout=60 * SECONDS)
         page.wait_for_function(MATHJAX_DONE, timeout=60 * SECONDS)
