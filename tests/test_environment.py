@@ -114,3 +114,24 @@ def test_a_built_wheel_carries_the_files_the_packages_read(tmp_path):
     assert needed and not [name for name in needed if name not in names], (
         f"missing from the wheel (pyproject.toml [tool.setuptools.package-data]): "
         f"{[name for name in needed if name not in names]}")
+
+
+def test_tests_of_one_xdist_group_run_on_one_worker(tmp_path):
+    """`make test` relies on --dist loadgroup: tests sharing an expensive fixture carry one xdist_group."""
+    import subprocess
+    import sys
+
+    (tmp_path / "test_grouped.py").write_text(
+        "import os, pytest\n"
+        "@pytest.mark.xdist_group('batch')\n"
+        "@pytest.mark.parametrize('i', range(6))\n"
+        "def test_grouped(i, tmp_path_factory):\n"
+        "    (tmp_path_factory.getbasetemp().parent.parent / f'worker_{i}').write_text("
+        "os.environ['PYTEST_XDIST_WORKER'])\n")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadgroup", "-p",
+                          "no:cacheprovider", "--basetemp", str(tmp_path / "base"), "-c", "/dev/null",
+                          str(tmp_path / "test_grouped.py")], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    workers = {path.read_text() for path in tmp_path.glob("worker_*")}
+    assert len(list(tmp_path.glob("worker_*"))) == 6 and len(workers) == 1, (
+        f"one xdist_group ran on workers {sorted(workers)}: the installed pytest and pytest-xdist do not group")
