@@ -31,8 +31,8 @@ def validation(path: Path, released: Path | None) -> dict:
         return {"success": True, "value": {}}  # the dialog says: "Success! Your notebook passes all the tests."
     # The dialog titles every entry "The following cell failed:"; the first entry is the overview instead.
     lines = summary(report)
-    overview = {"source": "\n".join(["Summary, one line per exercise (failing checks follow):", *lines[1:]]),
-                "error": html.escape(lines[0])}
+    overview = {"source": "\n".join(lines),
+                "error": "That is the summary, one line per exercise; each failing check follows with its message."}
     notebook = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
     # check_notebook reports the exercises in the notebook's order: pair each with its test cell
     test_cells = [notebook.cells[exercise.test] for exercise in exercises(notebook)]

@@ -126,7 +126,7 @@ def test_make_lab_serves_the_notebooks_with_validate_only(tmp_path):
         stem = ASSIGNMENTS[0]
         summary, *failed = validate(server, f"{stem}/{stem}.ipynb")
         lines = summary["source"].splitlines()
-        assert lines[0].startswith("Summary") and len(lines) == 1 + len(exercises(nbformat.read(
+        assert lines[0].startswith(f"{stem}: ") and len(lines) == 1 + len(exercises(nbformat.read(
             REPO / "notebooks" / stem / f"{stem}.ipynb", as_version=4))), summary
         assert all(line.endswith("not started") for line in lines[1:]) and failed == [], summary
 
