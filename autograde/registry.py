@@ -122,6 +122,24 @@ EXERCISES: list[Exercise] = [
         ("mask_tokens", 3, ".masking:check_mask_tokens", ".masking:grade_mask_tokens",
          [".masking:mask_tokens"], {"tests": "tests/test_05_bert_masking.py"}),
     ),
+    # entity_scores and predictions_to_entities are graded with the reference entity_spans.
+    *_rows(
+        "06_ner", "tests/test_06_ner_evaluation.py",
+        ("align_labels_with_tokens", 2, ".alignment:check_align_labels_with_tokens",
+         ".alignment:grade_align_labels_with_tokens", [".alignment:align_labels_with_tokens"],
+         {"tests": "tests/test_06_ner_alignment.py"}),
+        ("build_token_classifier", 2, ".model:check_build_token_classifier", ".model:grade_build_token_classifier",
+         [".model:build_token_classifier"], {"tests": "tests/test_06_ner_model.py"}),
+        ("masked_token_loss", 2, ".model:check_masked_token_loss", ".model:grade_masked_token_loss",
+         [".model:masked_token_loss"], {"tests": "tests/test_06_ner_model.py"}),
+        ("entity_spans", 3, ".evaluation:check_entity_spans", ".evaluation:grade_entity_spans",
+         [".evaluation:entity_spans"]),
+        ("entity_scores", 3, ".evaluation:check_entity_scores", ".evaluation:grade_entity_scores",
+         [".evaluation:entity_scores"]),
+        ("predictions_to_entities", 3, ".entities:check_predictions_to_entities",
+         ".entities:grade_predictions_to_entities", [".entities:predictions_to_entities"],
+         {"tests": "tests/test_06_ner_entities.py"}),
+    ),
 ]
 
 

@@ -1,0 +1,1 @@
+"""Named mistakes of assignment 06 (named-entity recognition), one module per part."""

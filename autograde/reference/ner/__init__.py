@@ -1,0 +1,1 @@
+"""Reference implementations of assignment 06, named-entity recognition."""
