@@ -53,6 +53,25 @@ class NotImplementedYet(NotImplementedError):
         return ["\n".join(lines)]
 
 
+class Pending:
+    """Stands for what a cell makes from the learner's functions until that cell has run: a later cell that
+    uses it raises NotImplementedYet naming what to finish, instead of a NameError about a missing variable."""
+
+    def __init__(self, what: str, needs: str):
+        object.__setattr__(self, "_message", f"{what} is not ready yet: {needs}")
+
+    def _unfinished(self, *args, **kwargs):
+        raise NotImplementedYet(object.__getattribute__(self, "_message"))
+
+    def __getattr__(self, name: str):
+        self._unfinished()
+
+    __call__ = __getitem__ = __iter__ = __len__ = __array__ = __bool__ = _unfinished
+
+    def __repr__(self) -> str:
+        return f"<pending: {object.__getattribute__(self, '_message')}>"
+
+
 def not_implemented_message(name: str) -> str:
     return (f"{name} is not implemented yet: it still raises NotImplementedError. Replace "
             f"`raise NotImplementedError()` with your code, run the cell that defines {name}, then run this "

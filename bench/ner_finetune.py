@@ -1,0 +1,88 @@
+"""Benchmark of notebook 06: fine-tune BERT for NER for real and check the issue's targets.
+
+    .venv/bin/python bench/ner_finetune.py [--timeout SECONDS]
+
+Runs solutions/06_ner/06_ner.ipynb top to bottom in full mode (COURSE_FAST unset), offline, sampling the
+kernel's peak memory. The notebook records its figures (fine-tuning time, entity-level scores per type on
+the validation and test splits, the layer probe's F1) in the JSON file named by COURSE_RESULTS_JSON; this
+script adds the wall time and peak memory, prints them, and keeps them and the executed notebook in
+bench/results/ (git-ignored). Targets: test micro F1 >= 0.90, fine-tuning <= 6 minutes, peak memory < 3 GiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "bench"))
+from notebook_time import OFFLINE_GUARD, RESULTS, PeakMemory  # noqa: E402
+
+NOTEBOOK = REPO / "solutions" / "06_ner" / "06_ner.ipynb"
+TARGETS = {"test_micro_f1": 0.90, "fine_tune_seconds": 360.0, "peak_memory_gib": 3.0}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--timeout", type=int, default=1800, help="per-cell timeout in seconds")
+    args = parser.parse_args(argv)
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    figures_path = RESULTS / f"ner_finetune_{stamp}.json"
+    os.environ.pop("COURSE_FAST", None)  # full mode
+    os.environ["COURSE_RESULTS_JSON"] = str(figures_path)
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(OFFLINE_GUARD), os.environ.get("PYTHONPATH")]))
+    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    client = NotebookClient(notebook, timeout=args.timeout, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(NOTEBOOK.parent)}})
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    with PeakMemory() as memory:
+        client.execute()
+    wall = time.perf_counter() - started
+
+    errors = [(index + 1, output.get("ename"), output.get("evalue", "")[:200])
+              for index, cell in enumerate(notebook.cells) for output in cell.get("outputs", [])
+              if output.get("output_type") == "error"]
+    if not figures_path.exists():
+        print(f"the notebook recorded no figures in {figures_path}; errors: {errors}", file=sys.stderr)
+        return 1
+    figures = json.loads(figures_path.read_text())
+    figures.update(wall_seconds=round(wall, 1), peak_memory_gib=round(memory.peak_bytes / 2**30, 2), errors=errors,
+                   cpu_count=os.cpu_count(), load_average_before=list(load_before), finished_utc=stamp)
+    figures_path.write_text(json.dumps(figures, indent=2))
+    nbformat.write(notebook, figures_path.with_suffix(".ipynb"))
+
+    test = figures["test_scores"]
+    print(f"fine-tuning       {figures['fine_tune_seconds']:.0f} s ({figures['epochs']} epochs, "
+          f"{figures['train_sentences']} training sentences)")
+    print("test split        " + "  ".join(f"{kind} F1 {scores['f1']:.3f} (n={scores['support']})"
+                                           for kind, scores in test.items()))
+    print(f"validation        micro F1 {figures['validation_scores']['micro']['f1']:.3f}")
+    for name, f1 in figures.get("probe_validation_f1", {}).items():
+        print(f"probe             {name:32s} validation F1 {f1:.3f}")
+    print(f"notebook          {wall:.0f} s wall, peak kernel memory {figures['peak_memory_gib']} GiB, "
+          f"load average before {load_before[0]:.2f}; errors: {errors or 'none'}")
+    print(f"results           {figures_path}")
+    met = (test["micro"]["f1"] >= TARGETS["test_micro_f1"]
+           and figures["fine_tune_seconds"] <= TARGETS["fine_tune_seconds"]
+           and figures["peak_memory_gib"] < TARGETS["peak_memory_gib"] and not errors)
+    print("targets (test micro F1 >= 0.90, fine-tuning <= 360 s, peak memory < 3 GiB, no errors):",
+          "met" if met else "NOT met")
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
