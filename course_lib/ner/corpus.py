@@ -1,0 +1,593 @@
+"""Assignment 06: the course's NER corpus, from its inline-markup sources to CoNLL splits.
+
+The sources (`data/source/*.txt`, UTF-8) hold documents, each a `# doc: <register>-<NNN>` line followed by
+one sentence per line, entities marked `[TYPE words]` with TYPE one of PER, ORG, LOC, MISC:
+
+    # doc: news-001
+    [PER Amara Okafor] joined [ORG Siemens] in [LOC Munich] after the [MISC Winter Olympics].
+
+`build()` tokenizes them with `tokenize` (the same function `tagging.Tagger` splits new text with, so a model
+sees words cut the same way in training and in use), splits the documents into train/validation/test within
+each register, writes the three CoNLL files, `splits.json` (which documents went where) and the counts in
+`DATA_CARD.md`. Run it with `python -m course_lib.ner.corpus build`; `... check` lists the strings labelled
+two ways that the card does not justify. `load_corpus()` reads the splits back; `augment` makes entity-swapped
+copies of training sentences on request (never of validation or test).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from course_lib.ner import ENTITY_TYPES
+from course_lib.ner.conll import Sentence, read_conll, write_conll
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+SOURCE_DIR = DATA_DIR / "source"
+SPLITS = ("train", "validation", "test")
+SPLIT_FRACTIONS = {"validation": 0.15, "test": 0.15}  # train gets the rest, about 70%
+CARD = "DATA_CARD.md"
+COUNTS_BEGIN, COUNTS_END = "<!-- counts: begin -->", "<!-- counts: end -->"
+
+# ---------------------------------------------------------------------------------------------------------
+# Tokenizer: CoNLL-2003-like words. Every token is a substring of the text, in order (tagging.word_spans
+# relies on that), so nothing is rewritten: quotes stay as typed.
+
+# Abbreviations that keep their dot, also in capitals (headlines). "No." only before a number (see below).
+_ABBREVIATIONS = frozenset(
+    "Mr. Mrs. Ms. Dr. Prof. St. Mt. Ft. Jr. Sr. Inc. Ltd. Co. Corp. Bros. Plc. vs. etc. Gen. Col. Lt. Capt. "
+    "Sgt. Gov. Sen. Rep. Rev. Hon. Ave. Rd. Blvd. Dept. Univ. approx. Feb. Aug. Sept. Oct. Nov. Dec. Ph.D.".split())
+_ABBREVIATIONS |= {word.upper() for word in _ABBREVIATIONS}
+_LETTERS_AND_DOTS = re.compile(r"(?:[^\W\d_]\.){2,}")  # U.S., e.g., a.m.
+_INITIAL = re.compile(r"[A-Z]\.")  # J. in "J. Smith"; "written in C." ends with "C" and "."
+_OPENING = set("\"'([{“‘«„¿¡")
+_CLOSING = set("\"')]},;:!?.…%”’»")
+_POSSESSIVE = re.compile(r"(.+?)(['’][sS])")
+_CURRENCY = re.compile(r"([A-Z]{0,3}[$€£¥₹])(?=[\d.,]*\d)")
+_DASHES = re.compile(r"(—|--)")  # an em dash is never part of a word, even when written without spaces
+
+
+def _is_abbreviation(word: str, next_word: str) -> bool:
+    if word in ("No.", "NO.", "no."):  # "No. 3" but "the answer was no."
+        return next_word[:1].isdigit()
+    if _INITIAL.fullmatch(word):  # an initial comes before a name; at the end of a sentence it is a letter
+        return next_word[:1].isupper()
+    return word in _ABBREVIATIONS or bool(_LETTERS_AND_DOTS.fullmatch(word))
+
+
+def _split_word(word: str, next_word: str) -> list[str]:
+    front: list[str] = []
+    while word and word[0] in _OPENING and word.lower() not in ("'s", "’s"):
+        if word[0] in "'’" and re.fullmatch(r"['’]\d\ds", word):  # '90s
+            break
+        front.append(word[0])
+        word = word[1:]
+    currency = _CURRENCY.match(word)
+    if currency and len(currency.group(1)) < len(word):
+        front.append(currency.group(1))
+        word = word[len(currency.group(1)):]
+    back: list[str] = []
+    while word and not _is_abbreviation(word, next_word):
+        if word.endswith("..."):
+            back.append("...")
+            word = word[:-3]
+        elif word[-1] in _CLOSING and word.lower() not in ("'s", "’s"):
+            back.append(word[-1])
+            word = word[:-1]
+        else:
+            break
+    possessive = _POSSESSIVE.fullmatch(word)
+    middle = list(possessive.groups()) if possessive else [word] if word else []
+    return front + middle + back[::-1]
+
+
+def tokenize(text: str) -> list[str]:
+    """CoNLL-2003-like words of `text`: split on whitespace, then punctuation and quotes split off the ends of
+    words; abbreviations (U.S., Dr., J.), numbers (3.5, 1,200, 2:06:41), scores and dates (3-1, 2026-03-14),
+    hyphenated words, e-mail addresses and URLs stay whole; "$1,200.50" -> "$", "1,200.50"; "5%" -> "5", "%";
+    "Kenya's" -> "Kenya", "'s"; "don't" stays whole. A sentence-final dot after an abbreviation is not split
+    off ("in the U.S." ends with "U.S."), as in CoNLL-2003."""
+    words = [part for chunk in text.split() for part in _DASHES.split(chunk) if part]
+    tokens = []
+    for index, word in enumerate(words):
+        tokens += _split_word(word, words[index + 1] if index + 1 < len(words) else "")
+    return tokens
+
+
+def token_spans(text: str) -> list[tuple[str, int, int]]:
+    """tokenize(text) with each token's character start and end (end exclusive)."""
+    spans, position = [], 0
+    for token in tokenize(text):
+        start = text.index(token, position)
+        spans.append((token, start, start + len(token)))
+        position = start + len(token)
+    return spans
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Markup and documents
+
+class MarkupError(ValueError):
+    """A source line or file that breaks the markup rules; the message names file:line."""
+
+
+# Tokens that must stay outside an entity's brackets (convention: punctuation and possessives are outside).
+# A possessive 's may end a name (McDonald's, Sainsbury's), so it is not in this set.
+_OUTSIDE = {",", ";", ":", "!", "?", ".", "...", "'", "\"", "“", "”", "(", ")"}
+
+
+def parse_markup(line: str, *, where: str = "") -> tuple[list[str], list[str]]:
+    """Tokens and IOB2 tags of one source line. Raises MarkupError for an unbalanced or nested bracket, an
+    unknown type, an empty entity, square brackets that are not entity markup, an entity edge inside a word
+    (`[LOC Berlin]-based`) and punctuation inside the brackets at an entity's edge."""
+    prefix = f"{where}: " if where else ""
+
+    def fail(message: str):
+        raise MarkupError(f"{prefix}{message}: {line.strip()!r}")
+
+    plain, entities, cursor, opened = [], [], 0, None
+    length = 0  # characters of `plain` so far
+    for match in re.finditer(r"[\[\]]", line):
+        column = match.start()
+        if match.group() == "[":
+            if opened is not None:
+                fail(f"'[' at column {column + 1} is nested inside the entity opened at column {opened + 1}")
+            plain.append(line[cursor:column])
+            length += column - cursor
+            opened = column
+            continue
+        if opened is None:
+            fail(f"']' at column {column + 1} closes no '['")
+        inner = line[opened + 1:column]
+        kind, _, text = inner.strip().partition(" ") if inner[:1].strip() else ("", "", inner)
+        text = text.strip()
+        if kind not in ENTITY_TYPES:
+            looks_like_type = re.fullmatch(r"[A-Za-z]{2,12}", kind) and (kind.isupper() or kind.upper() in ENTITY_TYPES)
+            if looks_like_type and (text or kind.upper() in ENTITY_TYPES):
+                fail(f"unknown entity type {kind!r} at column {opened + 2} (types: {', '.join(ENTITY_TYPES)})")
+            fail(f"square brackets at column {opened + 1} that are not an entity [TYPE words]")
+        if not text:
+            fail(f"empty entity [{kind}] at column {opened + 1}")
+        plain.append(text)
+        entities.append((kind, length, length + len(text), opened))
+        length += len(text)
+        cursor, opened = column + 1, None
+    if opened is not None:
+        fail(f"'[' at column {opened + 1} is never closed")
+    plain.append(line[cursor:])
+    text = "".join(plain)
+    spans = token_spans(text)
+    tokens = [token for token, _, _ in spans]
+    tags = ["O"] * len(tokens)
+    for kind, start, end, column in entities:
+        inside = [i for i, (_, a, b) in enumerate(spans) if a < end and b > start]
+        cut = [tokens[i] for i in inside if spans[i][1] < start or spans[i][2] > end]
+        if cut:
+            fail(f"the entity [{kind} {text[start:end]}] at column {column + 1} starts or ends inside the word "
+                 f"{cut[0]!r}: rephrase, or tag the whole word")
+        edges = {tokens[inside[0]], tokens[inside[-1]]}
+        if tokens[inside[-1]] == ")" and "(" in tokens[inside[0]:inside[-1]]:  # a name ending in brackets: "(UML)"
+            edges.discard(")")
+        for edge in edges & _OUTSIDE:
+            fail(f"the entity [{kind} {text[start:end]}] at column {column + 1} has {edge!r} at its edge: put "
+                 "punctuation and possessives outside the brackets")
+        tags[inside[0]] = f"B-{kind}"
+        for i in inside[1:]:
+            tags[i] = f"I-{kind}"
+    return tokens, tags
+
+
+@dataclass(frozen=True)
+class Document:
+    """A source document: its id (`<register>-<NNN>`), its sentences and where its header is (file:line)."""
+
+    id: str
+    sentences: tuple[Sentence, ...]
+    where: str = ""
+
+    @property
+    def register(self) -> str:
+        """The id's prefix before the first '-' ("news", "sport", ...)."""
+        return self.id.split("-", 1)[0]
+
+
+_HEADER = re.compile(r"#\s*doc:\s*(\S+)")
+
+
+def read_source(path: str | os.PathLike) -> list[Document]:
+    """The documents of one markup source file. Every problem in the file is reported in one MarkupError."""
+    path = Path(path)
+    problems, documents = [], []
+    current_id, current_where, sentences = None, "", []
+
+    def close():
+        if current_id is None:
+            return
+        if sentences:
+            documents.append(Document(current_id, tuple(sentences), current_where))
+        else:
+            problems.append(f"{current_where}: document {current_id!r} has no sentences")
+
+    seen = {}
+    for number, raw in enumerate(path.read_text(encoding="utf-8-sig").split("\n"), start=1):
+        line, where = raw.strip(), f"{path}:{number}"
+        if not line:
+            continue
+        if line.startswith("#"):
+            header = _HEADER.fullmatch(line)
+            if not header:
+                problems.append(f"{where}: a line starting with '#' that is not a '# doc: <id>' header: {line!r}")
+                continue
+            close()
+            current_id, current_where, sentences = header.group(1), where, []
+            if current_id in seen:
+                problems.append(f"{where}: document id {current_id!r} is also used at {seen[current_id]}")
+            seen[current_id] = where
+            continue
+        if current_id is None:
+            problems.append(f"{where}: a sentence before the first '# doc: <id>' header")
+            continue
+        try:
+            tokens, tags = parse_markup(line, where=where)
+        except MarkupError as error:
+            problems.append(str(error))
+            continue
+        if tokens:
+            sentences.append(Sentence(tokens, tags, current_id))
+    close()
+    if problems:
+        raise MarkupError(f"{len(problems)} problem(s) in {path}:\n" + "\n".join(problems))
+    return documents
+
+
+def read_sources(source_dir: str | os.PathLike | None = None) -> list[Document]:
+    """The documents of every `*.txt` in `source_dir` (default: the package's sources); a document id used in
+    two files is an error."""
+    source_dir = Path(source_dir) if source_dir is not None else SOURCE_DIR
+    documents, where, problems = [], {}, []
+    for path in sorted(source_dir.glob("*.txt")):
+        for document in read_source(path):
+            if document.id in where:
+                problems.append(f"{document.where}: document id {document.id!r} is also used at {where[document.id]}")
+            where[document.id] = document.where
+            documents.append(document)
+    if problems:
+        raise MarkupError("duplicate document ids:\n" + "\n".join(problems))
+    return documents
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Entities, statistics and consistency
+
+def _entities(sentence: Sentence) -> list[tuple[str, int, int]]:
+    """(type, start, end exclusive) of each entity of a sentence in valid IOB2 (as read_conll and parse_markup
+    return them); an I- tag that does not continue an entity is an error here, not an entity."""
+    found = []
+    for i, tag in enumerate(sentence.tags):
+        if tag.startswith("B-"):
+            found.append([tag[2:], i, i + 1])
+        elif tag.startswith("I-"):
+            if not found or found[-1][2] != i or found[-1][0] != tag[2:]:
+                raise ValueError(f"{tag} at word {i} does not continue an entity (not IOB2): {sentence}")
+            found[-1][2] = i + 1
+    return [tuple(entity) for entity in found]
+
+
+def statistics(sentences: Sequence[Sentence]) -> dict:
+    """Counts for plots and the data card: sentences, tokens, documents, entities per type, and histograms
+    {length: count} of entity lengths (tokens) and sentence lengths."""
+    entities, entity_lengths = Counter({kind: 0 for kind in ENTITY_TYPES}), Counter()
+    for sentence in sentences:
+        for kind, start, end in _entities(sentence):
+            entities[kind] += 1
+            entity_lengths[end - start] += 1
+    return {
+        "sentences": len(sentences),
+        "tokens": sum(len(sentence) for sentence in sentences),
+        "documents": len({sentence.document for sentence in sentences}),
+        "entities": dict(entities),
+        "entity_lengths": dict(sorted(entity_lengths.items())),
+        "sentence_lengths": dict(sorted(Counter(len(sentence) for sentence in sentences).items())),
+    }
+
+
+def _sentences_of(items) -> list[Sentence]:
+    if isinstance(items, dict):
+        items = [item for value in items.values() for item in value]
+    return [s for item in items for s in (item.sentences if isinstance(item, Document) else [item])]
+
+
+def label_occurrences(sentences_or_docs) -> dict[str, dict[str, list[str]]]:
+    """For every entity string (its tokens joined by spaces, exact case): label -> the document id of each
+    occurrence, with label "O" for each place where the same tokens stand untagged (every token O)."""
+    sentences = _sentences_of(sentences_or_docs)
+    found: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for sentence in sentences:
+        for kind, start, end in _entities(sentence):
+            found[" ".join(sentence.tokens[start:end])][kind].append(sentence.document)
+    lengths = sorted({key.count(" ") + 1 for key in found})
+    for sentence in sentences:
+        outside = [tag == "O" for tag in sentence.tags]
+        for n in lengths:
+            for start in range(len(sentence) - n + 1):
+                if all(outside[start:start + n]):
+                    key = " ".join(sentence.tokens[start:start + n])
+                    if key in found:
+                        found[key]["O"].append(sentence.document)
+    return {key: dict(labels) for key, labels in found.items()}
+
+
+def inconsistent_strings(sentences_or_docs) -> dict[str, dict[str, int]]:
+    """Every entity string labelled two or more ways in the corpus: with two entity types, or as an entity in
+    one place and untagged ("O") in another (`May` the month and `[PER May]`). {string: {label: count}}."""
+    return {key: {label: len(docs) for label, docs in sorted(labels.items())}
+            for key, labels in sorted(label_occurrences(sentences_or_docs).items()) if len(labels) > 1}
+
+
+def justified_strings(card: str | os.PathLike | None = None) -> dict[str, set[str]]:
+    """The data card's table of strings with two labels: {string: labels it may have}. Rows are
+    `| string | labels | why |`, labels written like `LOC, ORG` (O for untagged)."""
+    path = Path(card) if card is not None else DATA_DIR / CARD
+    text = path.read_text(encoding="utf-8")
+    section = text.split("## Strings with two labels", 1)
+    if len(section) < 2:
+        raise ValueError(f"{path} has no '## Strings with two labels' section")
+    table = {}
+    for line in section[1].split("\n## ", 1)[0].splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not line.lstrip().startswith("|") or set(cells[0]) <= set("-: ") or cells[0] == "string":
+            continue
+        table[cells[0].strip("`")] = set(re.findall(r"\b(?:PER|ORG|LOC|MISC|O)\b", cells[1]))
+    return table
+
+
+def unjustified_strings(sentences_or_docs, card: str | os.PathLike | None = None) -> dict[str, dict[str, list[str]]]:
+    """The inconsistent strings whose labels the card's table does not all allow: {string: {label: doc ids}}."""
+    allowed = justified_strings(card)
+    occurrences = label_occurrences(sentences_or_docs)
+    return {key: occurrences[key] for key, labels in inconsistent_strings(sentences_or_docs).items()
+            if not set(labels) <= allowed.get(key, set())}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Splits, files and the data card
+
+def split_documents(documents: Sequence[Document], seed: int = 0) -> dict[str, list[Document]]:
+    """Documents into train/validation/test, about 70/15/15 within each register (every register with three
+    or more documents is in every split). Deterministic: each register's documents sorted by id, then shuffled
+    by a random.Random seeded with the seed and the register, so adding a register moves no other document."""
+    by_register = defaultdict(list)
+    for document in documents:
+        by_register[document.register].append(document)
+    splits = {name: [] for name in SPLITS}
+    for register, members in sorted(by_register.items()):
+        members = sorted(members, key=lambda document: document.id)
+        random.Random(f"{seed}:{register}").shuffle(members)
+        n = len(members)
+        sizes = {name: (max(1, round(fraction * n)) if n >= 3 else 0) for name, fraction in SPLIT_FRACTIONS.items()}
+        splits["test"] += members[:sizes["test"]]
+        splits["validation"] += members[sizes["test"]:sizes["test"] + sizes["validation"]]
+        splits["train"] += members[sizes["test"] + sizes["validation"]:]
+    return {name: sorted(members, key=lambda document: document.id) for name, members in splits.items()}
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " if i == 0 else " ---: " for i in
+                                                              range(len(header))) + "|"]
+    lines += ["| " + " | ".join(f"{cell:,}" if isinstance(cell, int) else str(cell) for cell in row) + " |"
+              for row in rows]
+    return lines
+
+
+def counts_markdown(splits: dict[str, list[Sentence]]) -> str:
+    """The data card's counts section: per split, then per register (the register of each sentence's
+    document), sentences, tokens, documents and entities per type."""
+    header = ["", "sentences", "tokens", "documents", *ENTITY_TYPES, "entities"]
+
+    def row(name, sentences):
+        numbers = statistics(sentences)
+        entities = [numbers["entities"][kind] for kind in ENTITY_TYPES]
+        return [name, numbers["sentences"], numbers["tokens"], numbers["documents"], *entities, sum(entities)]
+
+    everything = [sentence for name in SPLITS for sentence in splits[name]]
+    lines = ["Per split:", ""] + _table(["split", *header[1:]], [row(name, splits[name]) for name in SPLITS]
+                                         + [row("all", everything)])
+    registers = sorted({sentence.document.split("-", 1)[0] for sentence in everything})
+    lines += ["", "Per register (documents in train / validation / test, then all splits together):", ""]
+    register_rows = []
+    for register in registers:
+        docs = [len({s.document for s in splits[name] if s.document.split("-", 1)[0] == register}) for name in SPLITS]
+        numbers = row(register, [s for s in everything if s.document.split("-", 1)[0] == register])
+        register_rows.append([register, " / ".join(map(str, docs)), *numbers[1:3], *numbers[4:]])
+    lines += _table(["register", "documents", "sentences", "tokens", *ENTITY_TYPES, "entities"], register_rows)
+    return "\n".join(lines)
+
+
+def update_card(card: Path, counts: str) -> None:
+    """Replace the text between the card's counts markers (a card without markers gets them appended; a
+    missing card is created with only the counts)."""
+    text = card.read_text(encoding="utf-8") if card.exists() else "# Data card\n\n## Counts\n\n"
+    block = f"{COUNTS_BEGIN}\n{counts}\n{COUNTS_END}"
+    if COUNTS_BEGIN in text and COUNTS_END in text:
+        before, rest = text.split(COUNTS_BEGIN, 1)
+        text = before + block + rest.split(COUNTS_END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    card.write_text(text, encoding="utf-8", newline="\n")
+
+
+def build(source_dir: str | os.PathLike | None = None, out_dir: str | os.PathLike | None = None, *,
+          seed: int = 0) -> dict:
+    """Read every source file, split by document, drop from a later split any sentence (token sequence) already
+    in an earlier one, write `train/validation/test.conll` (a -DOCSTART- line before each document),
+    `splits.json` (split -> document ids, in file order) and the counts of `DATA_CARD.md`. Returns a report:
+    {"counts": ..., "dropped_duplicates": [...], "warnings": [...]}. Nothing is augmented here."""
+    source_dir = Path(source_dir) if source_dir is not None else SOURCE_DIR
+    out_dir = Path(out_dir) if out_dir is not None else DATA_DIR
+    documents = read_sources(source_dir)
+    if not documents:
+        raise FileNotFoundError(f"no documents in {source_dir}/*.txt: the corpus sources are missing")
+    warnings = [f"register {register!r} has {n} document(s): it cannot be in every split" for register, n in
+                sorted(Counter(document.register for document in documents).items()) if n < 3]
+    split_docs = split_documents(documents, seed)
+    seen, dropped, splits, ids = {}, [], {}, {}
+    for name in SPLITS:
+        kept = []
+        for document in split_docs[name]:
+            for sentence in document.sentences:
+                first = seen.setdefault(sentence.tokens, name)
+                if first != name:
+                    dropped.append({"split": name, "document": document.id, "sentence": " ".join(sentence.tokens),
+                                    "kept_in": first})
+                else:
+                    kept.append(sentence)
+        splits[name] = kept
+        ids[name] = list(dict.fromkeys(sentence.document for sentence in kept))
+        warnings += [f"document {d.id} in {name} is empty after dropping duplicates"
+                     for d in split_docs[name] if d.id not in ids[name]]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in SPLITS:
+        write_conll(out_dir / f"{name}.conll", splits[name])
+    splits_json = {"seed": seed, **ids, "dropped_duplicates": dropped}
+    (out_dir / "splits.json").write_text(json.dumps(splits_json, indent=1, ensure_ascii=False) + "\n",
+                                         encoding="utf-8")
+    counts = counts_markdown(splits)
+    update_card(out_dir / CARD, counts)
+    return {"counts": {name: statistics(splits[name]) for name in SPLITS}, "dropped_duplicates": dropped,
+            "warnings": warnings, "documents": {name: len(ids[name]) for name in SPLITS}}
+
+
+def load_corpus(data_dir: str | os.PathLike | None = None, *, augment_train: int = 0,
+                seed: int = 0) -> dict[str, list[Sentence]]:
+    """{"train", "validation", "test"} -> sentences of the built corpus (default: the package's data folder),
+    with their document ids from splits.json. `augment_train` > 0 appends that many entity-swapped copies of
+    each training sentence that has a PER, ORG or LOC entity (see `augment`); validation and test never change."""
+    data_dir = Path(data_dir) if data_dir is not None else DATA_DIR
+    missing = [name for name in SPLITS if not (data_dir / f"{name}.conll").is_file()]
+    if missing:
+        raise FileNotFoundError(f"{', '.join(f'{name}.conll' for name in missing)} missing in {data_dir}: run "
+                                "python -m course_lib.ner.corpus build")
+    ids = {}
+    if (data_dir / "splits.json").is_file():
+        ids = json.loads((data_dir / "splits.json").read_text(encoding="utf-8"))
+    corpus = {}
+    for name in SPLITS:
+        sentences = read_conll(data_dir / f"{name}.conll", scheme="iob2", types=ENTITY_TYPES)
+        names = list(dict.fromkeys(sentence.document for sentence in sentences))
+        if len(ids.get(name, [])) == len(names):  # the reader names documents <split>-<n>: restore the real ids
+            rename = dict(zip(names, ids[name], strict=True))
+            sentences = [Sentence(s.tokens, s.tags, rename[s.document]) for s in sentences]
+        corpus[name] = sentences
+    if augment_train:
+        corpus["train"] = corpus["train"] + augment(corpus["train"], random.Random(seed), copies=augment_train)
+    return corpus
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Augmentation
+
+# Latin-script Faker locales only: the corpus and the course's uncased vocabulary are Latin script.
+LOCALES = ("en_GB", "en_US", "de_DE", "fr_FR", "es_ES", "es_MX", "it_IT", "nl_NL", "pl_PL", "pt_BR", "sv_SE",
+           "tr_TR", "cs_CZ", "ro_RO", "hu_HU", "fi_FI", "da_DK", "id_ID")
+
+
+def _faker(fakers: dict, locale: str, rng: random.Random):
+    """The cached Faker of `locale`, reseeded from `rng` (Faker instances share one global random otherwise)."""
+    from faker import Faker
+
+    if locale not in fakers:
+        fakers[locale] = Faker(locale)
+    fakers[locale].seed_instance(rng.randrange(2**32))
+    return fakers[locale]
+
+
+def _fake_entity(fakers: dict, locale: str, kind: str, original: Sequence[str], rng: random.Random) -> list[str]:
+    tokens: list[str] = []
+    for _ in range(10):  # a few locales produce odd values (lower-case "da Cunha", "Gray, Clark"): draw again
+        if kind == "PER":
+            fake = _faker(fakers, locale, rng)
+            text = fake.last_name() if len(original) == 1 else f"{fake.first_name()} {fake.last_name()}"
+        elif kind == "LOC":  # English country names: real news writes them in English
+            text = _faker(fakers, "en_GB", rng).country() if rng.random() < 0.3 else _faker(fakers, locale, rng).city()
+        else:
+            text = _faker(fakers, locale, rng).company()
+        tokens = tokenize(text)
+        if tokens and tokens[0][:1].isupper() and not set(tokens) & _OUTSIDE:
+            break
+    else:
+        tokens = list(original)  # no usable name drawn: keep the original entity
+    if all(token.isupper() or not token.isalpha() for token in original):  # a headline in capitals
+        tokens = [token.upper() for token in tokens]
+    return tokens
+
+
+def augment(sentences: Sequence[Sentence], rng: random.Random, *, copies: int = 1,
+            types: Sequence[str] = ("PER", "ORG", "LOC")) -> list[Sentence]:
+    """Entity-substitution copies of training sentences (only the copies are returned): in each copy every PER,
+    ORG and LOC entity is replaced by a Faker name from a random Latin-script locale (PER: first and last name,
+    or a last name when the original is one word; LOC: a city, or a country; ORG: a company), the same string
+    by the same replacement within a sentence. Sentences without such entities are not copied. Deterministic
+    for the same rng state. For the training split only: validation and test must stay as written."""
+    fakers: dict = {}
+    copied = []
+    for sentence in sentences:
+        entities = [entity for entity in _entities(sentence) if entity[0] in types]
+        if not entities:
+            continue
+        for copy in range(1, copies + 1):
+            locale = rng.choice(LOCALES)
+            replacements, tokens, tags, cursor = {}, [], [], 0
+            for kind, start, end in entities:
+                original = sentence.tokens[start:end]
+                if (kind, original) not in replacements:
+                    replacements[kind, original] = _fake_entity(fakers, locale, kind, original, rng)
+                new = replacements[kind, original]
+                tokens += sentence.tokens[cursor:start] + tuple(new)
+                tags += sentence.tags[cursor:start] + (f"B-{kind}",) + (f"I-{kind}",) * (len(new) - 1)
+                cursor = end
+            tokens += sentence.tokens[cursor:]
+            tags += sentence.tags[cursor:]
+            copied.append(Sentence(tokens, tags, f"{sentence.document}+aug{copy}"))
+    return copied
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m course_lib.ner.corpus", description=__doc__.split("\n")[0])
+    parser.add_argument("command", choices=("build", "check"),
+                        help="build: write the splits and the card's counts; check: list unjustified strings")
+    parser.add_argument("--source", type=Path, default=SOURCE_DIR)
+    parser.add_argument("--out", type=Path, default=DATA_DIR)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.command == "build":
+        report = build(args.source, args.out, seed=args.seed)
+        for name in SPLITS:
+            numbers = report["counts"][name]
+            print(f"{name:10s} {report['documents'][name]:4d} documents {numbers['sentences']:6,d} sentences "
+                  f"{numbers['tokens']:7,d} tokens  " + " ".join(f"{k} {v:,}" for k, v in numbers["entities"].items()))
+        for item in report["dropped_duplicates"]:
+            print(f"dropped from {item['split']} ({item['document']}), already in {item['kept_in']}: "
+                  f"{item['sentence']}")
+        for warning in report["warnings"]:
+            print(f"warning: {warning}")
+        print(f"wrote {args.out}/{{train,validation,test}}.conll, splits.json and the counts of {CARD}")
+        return 0
+    documents = read_sources(args.source)
+    problems = unjustified_strings(documents, args.out / CARD)
+    for key, labels in problems.items():
+        print(f"{key!r}: " + "; ".join(f"{label} x{len(docs)} ({', '.join(sorted(set(docs))[:6])})"
+                                       for label, docs in sorted(labels.items())))
+    print(f"{len(problems)} string(s) with two or more labels not justified in {args.out / CARD}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
