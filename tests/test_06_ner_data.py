@@ -384,13 +384,13 @@ def test_justified_strings_reads_the_table(tmp_path):
 # ------------------------------------------------------------------------------------------------ the corpus
 
 @pytest.fixture(scope="module")
-def sources():
+def corpus_documents():
     documents = corpus.read_sources(corpus.SOURCE_DIR) if corpus.SOURCE_DIR.is_dir() else []
     assert documents, (f"no corpus sources in {corpus.SOURCE_DIR}/*.txt: the corpus writers' files are missing")
     return documents
 
 
-def test_committed_splits_equal_a_fresh_build(sources, tmp_path):
+def test_committed_splits_equal_a_fresh_build(corpus_documents, tmp_path):
     corpus.build(corpus.SOURCE_DIR, tmp_path)
     for name in ("train.conll", "validation.conll", "test.conll", "splits.json"):
         committed = corpus.DATA_DIR / name
@@ -406,7 +406,7 @@ def test_committed_splits_equal_a_fresh_build(sources, tmp_path):
         "the data card's counts are stale: run python -m course_lib.ner.corpus build")
 
 
-def test_the_corpus_is_big_enough_and_every_register_is_in_every_split(sources):
+def test_the_corpus_is_big_enough_and_every_register_is_in_every_split(corpus_documents):
     data = corpus.load_corpus()
     numbers = {name: corpus.statistics(data[name]) for name in corpus.SPLITS}
     sentences = sum(n["sentences"] for n in numbers.values())
@@ -416,15 +416,15 @@ def test_the_corpus_is_big_enough_and_every_register_is_in_every_split(sources):
     assert sentences >= 3000, f"{sentences} sentences, fewer than 3,000"
     assert sum(entities.values()) >= 6000, f"{sum(entities.values())} entities, fewer than 6,000: {entities}"
     assert all(entities[t] > 0 for t in ENTITY_TYPES), entities
-    registers = {document.register for document in sources}
+    registers = {document.register for document in corpus_documents}
     assert len(registers) >= 5, f"registers {sorted(registers)}: the corpus has five or more"
     for name in corpus.SPLITS:
         missing = registers - {s.document.split("-", 1)[0] for s in data[name]}
         assert not missing, f"registers {sorted(missing)} have no document in the {name} split"
 
 
-def test_every_string_with_two_labels_is_justified_by_the_data_card(sources):
-    problems = corpus.unjustified_strings(sources)
+def test_every_string_with_two_labels_is_justified_by_the_data_card(corpus_documents):
+    problems = corpus.unjustified_strings(corpus_documents)
     lines = [f"{key!r}: " + "; ".join(f"{label} x{len(docs)} in {', '.join(sorted(set(docs)))}"
                                       for label, docs in sorted(labels.items()))
              for key, labels in problems.items()]

@@ -119,9 +119,7 @@ def read_conll(path: str | os.PathLike, *, scheme: str = "auto", types: Iterable
             end_sentence()
             if header and after_docstart:
                 document = header.group(1)
-            elif not header and after_header:
-                pass
-            else:
+            elif header or not after_header:
                 documents_seen += 1
                 document = header.group(1) if header else f"{path.stem}-{documents_seen}"
             after_header, after_docstart = bool(header) and not after_docstart, not header and not after_header
