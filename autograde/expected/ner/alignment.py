@@ -1,0 +1,50 @@
+"""Expected values of the align_labels_with_tokens check of assignment 06 (`course_lib.ner.alignment`): each
+case's sentence tokenized by the course's tokenizer, its word ids (-1 for None), tokens, the reference's labels and
+the labels of the named mistakes that differ from them."""
+
+from __future__ import annotations
+
+from autograde.mistakes import stored
+from autograde.mistakes.ner import alignment as mistakes
+from autograde.reference.ner import alignment as ref
+from course_lib.ner import LABELS
+from course_lib.ner.alignment import ALIGN_CASES
+
+
+def course_tokenizer():
+    """The tokenizer of the course's BERT (its vocabulary file; the encoder itself is not loaded)."""
+    from course_lib.pretrained import _folder_tokenizer, find_checkpoint
+
+    return _folder_tokenizer(find_checkpoint())
+
+
+def encode_words(tokenizer, words, *, max_length=None, pad_to=None):
+    """The tokenizer's encoding of pretokenized words, truncated to `max_length` and padded to `pad_to` tokens."""
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    if max_length:
+        tokenizer.enable_truncation(max_length=max_length)
+    if pad_to:
+        tokenizer.enable_padding(length=pad_to, pad_id=0, pad_token="[PAD]")
+    try:
+        return tokenizer.encode(words, is_pretokenized=True)
+    finally:
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+
+
+def _case(tokenizer, words, tags, options) -> dict:
+    encoding = encode_words(tokenizer, words, max_length=options.get("max_length"), pad_to=options.get("pad_to"))
+    word_labels = [LABELS.index(tag) for tag in tags]
+    word_ids = list(encoding.word_ids)
+    right = ref.align_labels_with_tokens(word_labels, word_ids)
+    wrong = stored(mistakes.ALIGNMENT, word_labels, word_ids)
+    return {"word_ids": [-1 if w is None else w for w in word_ids], "tokens": list(encoding.tokens),
+            "word_labels": word_labels, "expected": right,
+            "mistakes": {name: entry for name, entry in wrong.items() if list(entry["value"]) != right}}
+
+
+def generate() -> dict:
+    tokenizer = course_tokenizer()
+    return {"alignment": {"align_labels_with_tokens": {
+        label: _case(tokenizer, words, tags, options) for label, words, tags, options in ALIGN_CASES}}}
