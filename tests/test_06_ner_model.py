@@ -1,0 +1,285 @@
+"""Assignment 06, the model side: the reference head gives Dense(sequence_output) on keras-hub's BertBackbone and
+the reference loss the masked mean cross-entropy (TensorFlow and NumPy agree); the visible checks
+(course_lib.ner.model) and the hidden checks (autograde.checks.ner.model) pass the reference, the solution cells and
+every right variant, and fail every wrong variant with the message that names its mistake; an unfinished exercise
+stays unfinished, a crash is a failed check, an always-equal result fails."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+keras = pytest.importorskip("keras")
+
+from autograde import checks  # noqa: E402
+from autograde.checks.ner import model as hidden  # noqa: E402
+from autograde.mistakes.ner import model as mistakes  # noqa: E402
+from autograde.reference.ner import model as ref  # noqa: E402
+from autograde.variants import solution_cells  # noqa: E402
+from autograde.variants.ner.model import VARIANTS  # noqa: E402
+from course_lib.checking import CheckFailed, NotImplementedYet  # noqa: E402
+from course_lib.expected import load as load_expected  # noqa: E402
+from course_lib.ner import model as visible  # noqa: E402
+from course_lib.ner.loss import token_labels  # noqa: E402
+
+from conftest import AlwaysEqual  # noqa: E402
+
+STEM = "06_ner"
+# The names the notebook's set-up cell gives the solution cells.
+NOTEBOOK_IMPORTS = "import keras\nimport numpy as np\nimport tensorflow as tf\n"
+
+# Each wrong variant's mistake, as the checks must name it (a part of the message).
+NAMED = {
+    "the head on pooled_output (the [CLS] path): one vector per sentence": "the head reads pooled_output",
+    "a softmax activation on the head": "the head has a softmax activation",
+    "9 labels hard-coded": "not 9 or len(LABELS)",
+    "num_labels - 1 units": "one logit too few",
+    "the backbone frozen": "do not freeze it",
+    "the padding mask replaced by ones": "the padding_mask does not reach it",
+    "no dropout": "no dropout acts",
+    "the dropout rate hard-coded to 0.1": "use the argument `dropout`",
+    "dropout applied to the logits": "the dropout is applied to the logits",
+    "a subclassed model whose dropout has training=True, at inference too": "dropout is active at inference",
+    "every position counted, -100 read as class 0": "as if their label were 0",
+    "divided by batch * seq": "divided by batch * seq",
+    "the sum, not the mean": "this is the sum of the losses",
+    "the mean of per-sentence means": "the mean over sentences of each sentence's mean",
+    "softmax before a loss that takes logits": "the softmax is applied twice",
+    "Keras's loss with its default from_logits=False": "the logits are read as probabilities",
+    "NaN when no position is labelled": "0 / 0: return 0",
+    "float labels never cast (Keras passes float32)": "with float32 labels, as Keras passes them",
+    "NumPy inside the loss (fails when Keras traces it)": "when called as Keras calls a loss",
+}
+CHECKS = {
+    "build_token_classifier": (visible.check_build_token_classifier, hidden.grade_build_token_classifier),
+    "masked_token_loss": (visible.check_masked_token_loss, hidden.grade_masked_token_loss),
+}
+
+
+def define(source: str, name: str):
+    """The function a cell defines, run with the notebook's imports."""
+    namespace: dict = {}
+    exec(NOTEBOOK_IMPORTS, namespace)
+    exec(compile(source, f"<cell {name}>", "exec"), namespace)
+    return namespace[name]
+
+
+def solution_cell(name: str) -> str:
+    """The solution notebook's code of `name` (markers removed)."""
+    source = solution_cells(STEM).get(name, "")
+    if f"def {name}(" not in source or source.rstrip().endswith("pass"):
+        pytest.skip(f"the solution notebook's {name} cell is not written yet")
+    return source
+
+
+def both_checks(name: str, fn) -> list[str]:
+    """The failure message of the visible and of the hidden check ("" for a pass)."""
+    messages = []
+    for check in CHECKS[name]:
+        try:
+            check(fn)
+            messages.append("")
+        except CheckFailed as failure:
+            messages.append(str(failure))
+    return messages
+
+
+# ------------------------------------------------------------------------------------------------
+# The references
+
+
+def _loss_inputs(seed, batch, seq, num_labels, scale=3.0):
+    rng = np.random.default_rng(seed)
+    labels = token_labels(rng, rng.integers(2, seq + 1, size=batch), seq, num_labels)
+    return labels, (scale * rng.standard_normal((batch, seq, num_labels))).astype(np.float32)
+
+
+def test_reference_loss_by_hand():
+    logits = np.log(np.array([[[0.5, 0.25, 0.25], [0.1, 0.1, 0.8], [1 / 3, 1 / 3, 1 / 3]]]))
+    labels = np.array([[0, -100, 2]])
+    expected = -(np.log(0.5) + np.log(1 / 3)) / 2
+    assert ref.masked_token_loss_numpy(labels, logits) == pytest.approx(expected)
+    assert float(ref.masked_token_loss(labels, logits.astype(np.float32))) == pytest.approx(expected, rel=1e-6)
+    assert ref.masked_token_loss_numpy(np.full((2, 3), -100), np.zeros((2, 3, 4))) == 0.0
+    assert float(ref.masked_token_loss(np.full((2, 3), -100), np.zeros((2, 3, 4), np.float32))) == 0.0
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32"])
+def test_reference_loss_tensorflow_equals_numpy(dtype):
+    for seed, (batch, seq, num_labels, scale) in enumerate([(3, 9, 5, 2.0), (1, 4, 2, 1.0), (6, 30, 9, 40.0)]):
+        labels, logits = _loss_inputs(seed, batch, seq, num_labels, scale)
+        value = ref.masked_token_loss(tf.constant(labels.astype(dtype)), tf.constant(logits))
+        assert value.dtype == tf.float32 and value.shape == ()
+        assert float(value) == pytest.approx(ref.masked_token_loss_numpy(labels, logits), rel=1e-5, abs=1e-6)
+
+
+def test_reference_loss_agrees_with_keras_ignore_class():
+    labels, logits = _loss_inputs(5, 4, 12, 9)
+    keras_loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=-100)
+    assert float(keras_loss(labels.astype(np.float32), logits)) == pytest.approx(
+        ref.masked_token_loss_numpy(labels, logits), rel=1e-5)
+
+
+def test_reference_classifier_is_dense_on_the_sequence_output():
+    config = visible.TINY_BACKBONE
+    weights, head = visible.seeded_classifier_weights(config, 4, 3)
+    batches = visible.classifier_batches(np.random.default_rng(3), config, [(3, 6)])
+    backbone = visible.tiny_backbone(config, weights)
+    model = ref.build_token_classifier(backbone, 4, dropout=0.3)
+    dense = model.get_layer("token_logits")
+    dense.kernel.assign(head["kernel"])
+    dense.bias.assign(head["bias"])
+    forward = ref.backbone_forward(config, weights, batches[0])
+    logits = np.asarray(model(batches[0], training=False))
+    np.testing.assert_allclose(logits, ref.token_logits(forward["sequence_output"], head["kernel"], head["bias"]),
+                               atol=1e-5)
+    np.testing.assert_allclose(np.asarray(backbone(batches[0])["sequence_output"]), forward["sequence_output"],
+                               atol=1e-6)
+    assert len(model.trainable_weights) == len(backbone.weights) + 2
+
+
+def test_probe_batches_change_only_what_they_say():
+    batches = visible.classifier_batches(np.random.default_rng(0), visible.TINY_BACKBONE, [(3, 8), (2, 5)])
+    base, padded, changed = batches[0], batches[-2], batches[-1]
+    padding = base["padding_mask"] == 0
+    assert padding.any() and base["padding_mask"][0].all()
+    assert np.array_equal(base["token_ids"][~padding], padded["token_ids"][~padding])
+    assert np.all(padded["token_ids"][padding] > 0)
+    assert np.sum(base["token_ids"] != changed["token_ids"]) == 1 and changed["token_ids"][0, 0] != 0
+
+
+# ------------------------------------------------------------------------------------------------
+# The catalogue of mistakes and the stored expected values
+
+
+def test_every_loss_mistake_is_told_apart_in_a_visible_case():
+    stored = load_expected(STEM, "model", "masked_token_loss")
+    named = {name for case in stored.values() for name in case["mistakes"]}
+    assert named == {mistake.name for mistake in mistakes.LOSS}
+    for case in stored.values():
+        values = [float(entry["value"]) for entry in case["mistakes"].values()] + [float(case["loss"])]
+        assert len(values) == len({round(v, 6) for v in values}), "two mistakes give the same loss"
+
+
+def test_every_logits_and_shape_mistake_is_stored():
+    stored = load_expected(STEM, "model", "build_token_classifier")
+    assert {name for case in stored.values() for batch in case["mistakes"] for name in batch} == \
+        {mistake.name for mistake in mistakes.LOGITS}
+    assert {name for case in stored.values() for name in case["shapes"]} == {m.name for m in mistakes.SHAPES}
+    for case in stored.values():
+        shapes = [tuple(np.asarray(entry["value"]).astype(int)) for entry in case["shapes"].values()]
+        assert len(shapes) == len(set(shapes)), "two shape mistakes give the same shape"
+
+
+# ------------------------------------------------------------------------------------------------
+# The checks on the reference, the solution cells and the variants
+
+
+@pytest.mark.parametrize("name", CHECKS)
+def test_checks_pass_the_reference(name, capsys):
+    assert both_checks(name, getattr(ref, name)) == ["", ""]
+    output = capsys.readouterr()
+    assert output.out.count("\N{CHECK MARK}") == 2 and output.err == ""
+
+
+@pytest.mark.parametrize("seed", [1, 20261123])
+@pytest.mark.parametrize("name", CHECKS)
+def test_hidden_checks_pass_the_reference_at_grading_seeds(name, seed):
+    checks.use_seed(seed)
+    try:
+        CHECKS[name][1](getattr(ref, name))
+    finally:
+        checks.use_seed(None)
+
+
+@pytest.mark.parametrize("name", CHECKS)
+def test_checks_pass_the_solution_cell(name):
+    assert both_checks(name, define(solution_cell(name), name)) == ["", ""]
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: f"{'right' if v.correct else 'wrong'}-{v.what}")
+def test_variant_gets_its_verdict_from_both_checks(variant):
+    fn = define(variant.cell(solution_cell(variant.name)), variant.name)
+    messages = both_checks(variant.name, fn)
+    if variant.correct:
+        assert messages == ["", ""]
+        return
+    assert all(messages), f"a check passed {variant.what!r}: {messages}"
+    for message in messages:
+        assert NAMED[variant.what] in message, message
+
+
+def test_every_wrong_variant_has_its_message():
+    assert {v.what for v in VARIANTS if not v.correct} == set(NAMED)
+    for name in CHECKS:
+        assert sum(v.correct for v in VARIANTS if v.name == name) >= 2
+        assert sum(not v.correct for v in VARIANTS if v.name == name) >= 3
+
+
+# ------------------------------------------------------------------------------------------------
+# Unfinished, crashing and always-equal answers
+
+
+def unfinished_classifier(backbone, num_labels, dropout=0.1):
+    raise NotImplementedError()
+
+
+def unfinished_loss(labels, logits):
+    raise NotImplementedError()
+
+
+@pytest.mark.parametrize("name,fn", [("build_token_classifier", unfinished_classifier),
+                                     ("masked_token_loss", unfinished_loss)])
+def test_unfinished_stays_unfinished(name, fn):
+    with pytest.raises(NotImplementedYet):
+        CHECKS[name][0](fn)
+    with pytest.raises(NotImplementedError):
+        CHECKS[name][1](fn)
+
+
+def test_a_crash_is_a_failed_check_naming_the_error():
+    def crashing_loss(labels, logits):
+        return tf.reduce_mean(tf.gather(logits, labels, batch_dims=2))  # -100 is out of range
+
+    def crashing_classifier(backbone, num_labels, dropout=0.1):
+        return keras.Model(backbone.input, backbone.input["token_ids"] + undefined)  # noqa: F821
+
+    for name, fn, error in [("masked_token_loss", crashing_loss, "raised"),
+                            ("build_token_classifier", crashing_classifier, "NameError")]:
+        messages = both_checks(name, fn)
+        assert all(error in message for message in messages), messages
+
+
+def test_always_equal_results_fail():
+    def loss(labels, logits):
+        return AlwaysEqual()
+
+    def classifier(backbone, num_labels, dropout=0.1):
+        return AlwaysEqual()
+
+    assert all(both_checks("masked_token_loss", loss))
+    assert all("should return a keras.Model" in m for m in both_checks("build_token_classifier", classifier))
+
+
+def test_the_backbone_itself_is_not_a_classifier():
+    messages = both_checks("build_token_classifier", lambda backbone, num_labels, dropout=0.1: backbone)
+    assert all("returns a dict" in message for message in messages), messages
+
+
+def test_a_loss_per_token_is_told_to_return_one_number():
+    def per_token(labels, logits):
+        labels = tf.cast(labels, tf.int32)
+        return tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.maximum(labels, 0), logits=logits)
+
+    assert all("one loss per token" in message for message in both_checks("masked_token_loss", per_token))
+
+
+def test_log_of_softmax_overflows_on_large_logits():
+    def unstable(labels, logits):
+        labels = tf.cast(labels, tf.int32)
+        mask = tf.cast(labels != -100, tf.float32)
+        picked = tf.gather(tf.math.log(tf.nn.softmax(logits)), tf.maximum(labels, 0), batch_dims=2)
+        return -tf.reduce_sum(picked * mask) / tf.maximum(tf.reduce_sum(mask), 1.0)
+
+    assert all("not log(softmax" in message for message in both_checks("masked_token_loss", unstable))
