@@ -283,3 +283,44 @@ def test_log_of_softmax_overflows_on_large_logits():
         return -tf.reduce_sum(picked * mask) / tf.maximum(tf.reduce_sum(mask), 1.0)
 
     assert all("not log(softmax" in message for message in both_checks("masked_token_loss", unstable))
+
+
+# ------------------------------------------------------------------------------------------------
+# Through the wire: the hidden checks with the learner's functions behind handles (a real Remote and agent)
+
+
+VARIANTS_BY_WHAT = {v.what: v for v in VARIANTS}
+
+
+@pytest.fixture()
+def remote(tmp_path):
+    from test_remote_helpers import InProcessKernel
+
+    from autograde.remote import Remote
+
+    namespace = {
+        "right_classifier": define(VARIANTS_BY_WHAT["a subclassed keras.Model"].source, "build_token_classifier"),
+        "pooled_classifier": define(VARIANTS_BY_WHAT["a subclassed keras.Model"].source.replace(
+            "['sequence_output']", "['pooled_output']"), "build_token_classifier"),
+        "right_loss": ref.masked_token_loss,
+        "summed_loss": lambda labels, logits: tf.reduce_sum(
+            tf.nn.sparse_softmax_cross_entropy_with_logits(tf.maximum(tf.cast(labels, tf.int32), 0), logits)
+            * tf.cast(tf.not_equal(tf.cast(labels, tf.int32), -100), tf.float32)),
+        "unfinished_loss": unfinished_loss,
+    }
+    kernel = InProcessKernel(tmp_path, namespace)
+    return Remote(kernel), kernel
+
+
+def test_hidden_checks_through_handles(remote, capsys):
+    remote, kernel = remote
+    hidden.grade_build_token_classifier(remote.lookup("right_classifier"))
+    assert kernel.requests <= 1 + 2 * len(hidden.CLASSIFIER_CASES)  # the helper, then one call, per case
+    hidden.grade_masked_token_loss(remote.lookup("right_loss"))
+    assert capsys.readouterr().out.count("\N{CHECK MARK}") == 2
+    with pytest.raises(CheckFailed, match="the head reads pooled_output"):
+        hidden.grade_build_token_classifier(remote.lookup("pooled_classifier"))
+    with pytest.raises(CheckFailed, match="this is the sum of the losses"):
+        hidden.grade_masked_token_loss(remote.lookup("summed_loss"))
+    with pytest.raises(NotImplementedError):
+        hidden.grade_masked_token_loss(remote.lookup("unfinished_loss"))

@@ -70,20 +70,21 @@ def run_loss(masked_token_loss, labels, logits, *, labels_dtype: str = "int32", 
     report = {"is_tensor": bool(tf.is_tensor(value)), "dtype": getattr(getattr(value, "dtype", None), "name", None),
               "type": type(value).__name__}
     try:
-        report["value"] = np.asarray(value, np.float64)
+        array = np.asarray(value, np.float64)
     except (TypeError, ValueError):
-        report["value"] = None
-    return report
+        return {**report, "value": None, "shape": None}
+    # The numbers as a list and the shape apart: a 0-d array would cross to the grader as shape (1,).
+    return {**report, "value": array.reshape(-1).tolist(), "shape": list(array.shape)}
 
 
 def expect_loss(report: dict, expected: float, label: str, *, labelled: int, mistakes=(), nan_message: str = "",
                 keras_style: bool = False) -> None:
     """The verdict on one `run_loss` report: a float32 scalar tensor equal to `expected`."""
     how = " (called as Keras calls a loss)" if keras_style else ""
-    value = report["value"]
-    if value is None:
+    if report["value"] is None:
         raise CheckFailed(f"[{label}] masked_token_loss returned a {report['type']}, not a number: return a scalar "
                           "tensor")
+    value = np.asarray(report["value"], np.float64).reshape([int(d) for d in report["shape"]])
     if value.shape != ():
         extra = (" one loss per sentence" if value.ndim == 1 else " one loss per token" if value.ndim == 2 else "")
         raise CheckFailed(f"[{label}] masked_token_loss returned shape {value.shape}{extra}{how}; it should return one "
