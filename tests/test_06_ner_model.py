@@ -267,6 +267,21 @@ def test_the_backbone_itself_is_not_a_classifier():
     assert all("returns a dict" in message for message in messages), messages
 
 
+def test_an_inverted_mask_is_diagnosed_and_an_extra_layer_named():
+    def inverted(backbone, num_labels, dropout=0.1):
+        inputs = backbone.input
+        vectors = backbone({**inputs, "padding_mask": 1 - inputs["padding_mask"]})["sequence_output"]
+        return keras.Model(inputs, keras.layers.Dense(num_labels)(keras.layers.Dropout(dropout)(vectors)))
+
+    def deeper(backbone, num_labels, dropout=0.1):
+        vectors = backbone(backbone.input)["sequence_output"]
+        hidden_layer = keras.layers.Dense(32, activation="relu")(keras.layers.Dropout(dropout)(vectors))
+        return keras.Model(backbone.input, keras.layers.Dense(num_labels)(hidden_layer))
+
+    assert all("the backbone attends to the padding" in m for m in both_checks("build_token_classifier", inverted))
+    assert all("kernel (32, " in m for m in both_checks("build_token_classifier", deeper))
+
+
 def test_a_loss_per_token_is_told_to_return_one_number():
     def per_token(labels, logits):
         labels = tf.cast(labels, tf.int32)

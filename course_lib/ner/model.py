@@ -244,11 +244,11 @@ def _mask_diagnosis(logits: Sequence, batches: Sequence[Mapping]) -> str:
     base, padded, changed = (np.asarray(x, np.float64) for x in (logits[0], logits[-2], logits[-1]))
     real = np.asarray(batches[0]["padding_mask"]) == 1
     if not np.allclose(base[real], padded[real], **TOL):
-        return ("changing only the token ids at padding positions (padding_mask 0) changed the logits of real "
-                "tokens: the padding mask does not reach the backbone; call it on its whole input dict, "
-                "padding_mask included")
+        return ("Changing only the token ids at padding positions (padding_mask 0) changed the logits of real "
+                "tokens: the backbone attends to the padding. Pass it the padding_mask of its inputs, unchanged "
+                "(call it on its whole input dict)")
     if np.allclose(base, changed, **TOL):
-        return "changing a token id changed no logit: the logits must come from the backbone's sequence_output"
+        return "Changing a token id changed no logit: the logits must come from the backbone's sequence_output"
     return ""
 
 
@@ -276,7 +276,7 @@ def expect_token_classifier(report: dict, expected: Sequence, label: str, *, num
         mistakes = [(value, message) for number, value, message in value_mistakes if number == index]
         diagnosis = _mask_diagnosis(logits, batches)
         expect_close(logits[index], expected[index], f"[{where}] the model's output", mistakes=mistakes,
-                     hint=diagnosis or "the logits are Dense(num_labels) of the sequence_output, without activation",
+                     hint=diagnosis or "The logits are Dense(num_labels) of the sequence_output, without activation",
                      **TOL)
     if not report["backbone_trainable"] or report["backbone_trained"] < report["backbone_weights"]:
         frozen = report["backbone_weights"] - report["backbone_trained"]
