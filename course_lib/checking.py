@@ -57,8 +57,8 @@ class Pending:
     """Stands for what a cell makes from the learner's functions until that cell has run: a later cell that
     uses it raises NotImplementedYet naming what to finish, instead of a NameError about a missing variable."""
 
-    def __init__(self, what: str, needs: str):
-        object.__setattr__(self, "_message", f"{what} is not ready yet: {needs}")
+    def __init__(self, message: str):
+        object.__setattr__(self, "_message", message)
 
     def _unfinished(self, *args, **kwargs):
         raise NotImplementedYet(object.__getattribute__(self, "_message"))
