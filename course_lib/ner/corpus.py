@@ -26,7 +26,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course_lib.ner import ENTITY_TYPES
+from course_lib.ner.annotations import (  # noqa: F401  (the corpus's counts and consistency, also from here)
+    gold_entities,
+    inconsistent_strings,
+    justified_strings,
+    label_occurrences,
+    statistics,
+    unjustified_strings,
+)
+from course_lib.ner.augment import augment
 from course_lib.ner.conll import Sentence, read_conll, write_conll
+from course_lib.ner.words import OUTSIDE_ENTITIES, token_spans, tokenize  # noqa: F401  (tokenize: the corpus's words)
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SOURCE_DIR = DATA_DIR / "source"
@@ -34,80 +44,6 @@ SPLITS = ("train", "validation", "test")
 SPLIT_FRACTIONS = {"validation": 0.15, "test": 0.15}  # train gets the rest, about 70%
 CARD = "DATA_CARD.md"
 COUNTS_BEGIN, COUNTS_END = "<!-- counts: begin -->", "<!-- counts: end -->"
-
-# ---------------------------------------------------------------------------------------------------------
-# Tokenizer: CoNLL-2003-like words. Every token is a substring of the text, in order (tagging.word_spans
-# relies on that), so nothing is rewritten: quotes stay as typed.
-
-# Abbreviations that keep their dot, also in capitals (headlines). "No." only before a number (see below).
-_ABBREVIATIONS = frozenset(
-    "Mr. Mrs. Ms. Dr. Prof. St. Mt. Ft. Jr. Sr. Inc. Ltd. Co. Corp. Bros. Plc. vs. etc. Gen. Col. Lt. Capt. "
-    "Sgt. Gov. Sen. Rep. Rev. Hon. Ave. Rd. Blvd. Dept. Univ. approx. Feb. Aug. Sept. Oct. Nov. Dec. Ph.D.".split())
-_ABBREVIATIONS |= {word.upper() for word in _ABBREVIATIONS}
-_LETTERS_AND_DOTS = re.compile(r"(?:[^\W\d_]\.){2,}")  # U.S., e.g., a.m.
-_INITIAL = re.compile(r"[A-Z]\.")  # J. in "J. Smith"; "written in C." ends with "C" and "."
-_OPENING = set("\"'([{“‘«„¿¡")
-_CLOSING = set("\"')]},;:!?.…%”’»")
-_POSSESSIVE = re.compile(r"(.+?)(['’][sS])")
-_CURRENCY = re.compile(r"([A-Z]{0,3}[$€£¥₹])(?=[\d.,]*\d)")
-_DASHES = re.compile(r"(—|--)")  # an em dash is never part of a word, even when written without spaces
-
-
-def _is_abbreviation(word: str, next_word: str) -> bool:
-    if word in ("No.", "NO.", "no."):  # "No. 3" but "the answer was no."
-        return next_word[:1].isdigit()
-    if _INITIAL.fullmatch(word):  # an initial comes before a name; at the end of a sentence it is a letter
-        return next_word[:1].isupper()
-    return word in _ABBREVIATIONS or bool(_LETTERS_AND_DOTS.fullmatch(word))
-
-
-def _split_word(word: str, next_word: str) -> list[str]:
-    front: list[str] = []
-    while word and word[0] in _OPENING and word.lower() not in ("'s", "’s"):
-        if word[0] in "'’" and re.fullmatch(r"['’]\d\ds", word):  # '90s
-            break
-        front.append(word[0])
-        word = word[1:]
-    currency = _CURRENCY.match(word)
-    if currency and len(currency.group(1)) < len(word):
-        front.append(currency.group(1))
-        word = word[len(currency.group(1)):]
-    back: list[str] = []
-    while word and not _is_abbreviation(word, next_word):
-        if word.endswith("..."):
-            back.append("...")
-            word = word[:-3]
-        elif word[-1] in _CLOSING and word.lower() not in ("'s", "’s"):
-            back.append(word[-1])
-            word = word[:-1]
-        else:
-            break
-    possessive = _POSSESSIVE.fullmatch(word)
-    middle = list(possessive.groups()) if possessive else [word] if word else []
-    return front + middle + back[::-1]
-
-
-def tokenize(text: str) -> list[str]:
-    """CoNLL-2003-like words of `text`: split on whitespace, then punctuation and quotes split off the ends of
-    words; abbreviations (U.S., Dr., J.), numbers (3.5, 1,200, 2:06:41), scores and dates (3-1, 2026-03-14),
-    hyphenated words, e-mail addresses and URLs stay whole; "$1,200.50" -> "$", "1,200.50"; "5%" -> "5", "%";
-    "Kenya's" -> "Kenya", "'s"; "don't" stays whole. A sentence-final dot after an abbreviation is not split
-    off ("in the U.S." ends with "U.S."), as in CoNLL-2003."""
-    words = [part for chunk in text.split() for part in _DASHES.split(chunk) if part]
-    tokens = []
-    for index, word in enumerate(words):
-        tokens += _split_word(word, words[index + 1] if index + 1 < len(words) else "")
-    return tokens
-
-
-def token_spans(text: str) -> list[tuple[str, int, int]]:
-    """tokenize(text) with each token's character start and end (end exclusive)."""
-    spans, position = [], 0
-    for token in tokenize(text):
-        start = text.index(token, position)
-        spans.append((token, start, start + len(token)))
-        position = start + len(token)
-    return spans
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -119,7 +55,6 @@ class MarkupError(ValueError):
 
 # Tokens that must stay outside an entity's brackets (convention: punctuation and possessives are outside).
 # A possessive 's may end a name (McDonald's, Sainsbury's), so it is not in this set.
-_OUTSIDE = {",", ";", ":", "!", "?", ".", "...", "'", "\"", "“", "”", "(", ")"}
 
 
 def parse_markup(line: str, *, where: str = "") -> tuple[list[str], list[str]]:
@@ -174,7 +109,7 @@ def parse_markup(line: str, *, where: str = "") -> tuple[list[str], list[str]]:
         edges = {tokens[inside[0]], tokens[inside[-1]]}
         if tokens[inside[-1]] == ")" and "(" in tokens[inside[0]:inside[-1]]:  # a name ending in brackets: "(UML)"
             edges.discard(")")
-        for edge in edges & _OUTSIDE:
+        for edge in edges & OUTSIDE_ENTITIES:
             fail(f"the entity [{kind} {text[start:end]}] at column {column + 1} has {edge!r} at its edge: put "
                  "punctuation and possessives outside the brackets")
         tags[inside[0]] = f"B-{kind}"
@@ -260,99 +195,6 @@ def read_sources(source_dir: str | os.PathLike | None = None) -> list[Document]:
     if problems:
         raise MarkupError("duplicate document ids:\n" + "\n".join(problems))
     return documents
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Entities, statistics and consistency
-
-def _entities(sentence: Sentence) -> list[tuple[str, int, int]]:
-    """(type, start, end exclusive) of each entity of a sentence in valid IOB2 (as read_conll and parse_markup
-    return them); an I- tag that does not continue an entity is an error here, not an entity."""
-    found = []
-    for i, tag in enumerate(sentence.tags):
-        if tag.startswith("B-"):
-            found.append([tag[2:], i, i + 1])
-        elif tag.startswith("I-"):
-            if not found or found[-1][2] != i or found[-1][0] != tag[2:]:
-                raise ValueError(f"{tag} at word {i} does not continue an entity (not IOB2): {sentence}")
-            found[-1][2] = i + 1
-    return [tuple(entity) for entity in found]
-
-
-def statistics(sentences: Sequence[Sentence]) -> dict:
-    """Counts for plots and the data card: sentences, tokens, documents, entities per type, and histograms
-    {length: count} of entity lengths (tokens) and sentence lengths."""
-    entities, entity_lengths = Counter({kind: 0 for kind in ENTITY_TYPES}), Counter()
-    for sentence in sentences:
-        for kind, start, end in _entities(sentence):
-            entities[kind] += 1
-            entity_lengths[end - start] += 1
-    return {
-        "sentences": len(sentences),
-        "tokens": sum(len(sentence) for sentence in sentences),
-        "documents": len({sentence.document for sentence in sentences}),
-        "entities": dict(entities),
-        "entity_lengths": dict(sorted(entity_lengths.items())),
-        "sentence_lengths": dict(sorted(Counter(len(sentence) for sentence in sentences).items())),
-    }
-
-
-def _sentences_of(items) -> list[Sentence]:
-    if isinstance(items, dict):
-        items = [item for value in items.values() for item in value]
-    return [s for item in items for s in (item.sentences if isinstance(item, Document) else [item])]
-
-
-def label_occurrences(sentences_or_docs) -> dict[str, dict[str, list[str]]]:
-    """For every entity string (its tokens joined by spaces, exact case): label -> the document id of each
-    occurrence, with label "O" for each place where the same tokens stand untagged (every token O)."""
-    sentences = _sentences_of(sentences_or_docs)
-    found: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for sentence in sentences:
-        for kind, start, end in _entities(sentence):
-            found[" ".join(sentence.tokens[start:end])][kind].append(sentence.document)
-    lengths = sorted({key.count(" ") + 1 for key in found})
-    for sentence in sentences:
-        outside = [tag == "O" for tag in sentence.tags]
-        for n in lengths:
-            for start in range(len(sentence) - n + 1):
-                if all(outside[start:start + n]):
-                    key = " ".join(sentence.tokens[start:start + n])
-                    if key in found:
-                        found[key]["O"].append(sentence.document)
-    return {key: dict(labels) for key, labels in found.items()}
-
-
-def inconsistent_strings(sentences_or_docs) -> dict[str, dict[str, int]]:
-    """Every entity string labelled two or more ways in the corpus: with two entity types, or as an entity in
-    one place and untagged ("O") in another (`May` the month and `[PER May]`). {string: {label: count}}."""
-    return {key: {label: len(docs) for label, docs in sorted(labels.items())}
-            for key, labels in sorted(label_occurrences(sentences_or_docs).items()) if len(labels) > 1}
-
-
-def justified_strings(card: str | os.PathLike | None = None) -> dict[str, set[str]]:
-    """The data card's table of strings with two labels: {string: labels it may have}. Rows are
-    `| string | labels | why |`, labels written like `LOC, ORG` (O for untagged)."""
-    path = Path(card) if card is not None else DATA_DIR / CARD
-    text = path.read_text(encoding="utf-8")
-    section = text.split("## Strings with two labels", 1)
-    if len(section) < 2:
-        raise ValueError(f"{path} has no '## Strings with two labels' section")
-    table = {}
-    for line in section[1].split("\n## ", 1)[0].splitlines():
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if len(cells) < 3 or not line.lstrip().startswith("|") or set(cells[0]) <= set("-: ") or cells[0] == "string":
-            continue
-        table[cells[0].strip("`")] = set(re.findall(r"\b(?:PER|ORG|LOC|MISC|O)\b", cells[1]))
-    return table
-
-
-def unjustified_strings(sentences_or_docs, card: str | os.PathLike | None = None) -> dict[str, dict[str, list[str]]]:
-    """The inconsistent strings whose labels the card's table does not all allow: {string: {label: doc ids}}."""
-    allowed = justified_strings(card)
-    occurrences = label_occurrences(sentences_or_docs)
-    return {key: occurrences[key] for key, labels in inconsistent_strings(sentences_or_docs).items()
-            if not set(labels) <= allowed.get(key, set())}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -489,72 +331,6 @@ def load_corpus(data_dir: str | os.PathLike | None = None, *, augment_train: int
     return corpus
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Augmentation
-
-# Latin-script Faker locales only: the corpus and the course's uncased vocabulary are Latin script.
-LOCALES = ("en_GB", "en_US", "de_DE", "fr_FR", "es_ES", "es_MX", "it_IT", "nl_NL", "pl_PL", "pt_BR", "sv_SE",
-           "tr_TR", "cs_CZ", "ro_RO", "hu_HU", "fi_FI", "da_DK", "id_ID")
-
-
-def _faker(fakers: dict, locale: str, rng: random.Random):
-    """The cached Faker of `locale`, reseeded from `rng` (Faker instances share one global random otherwise)."""
-    from faker import Faker
-
-    if locale not in fakers:
-        fakers[locale] = Faker(locale)
-    fakers[locale].seed_instance(rng.randrange(2**32))
-    return fakers[locale]
-
-
-def _fake_entity(fakers: dict, locale: str, kind: str, original: Sequence[str], rng: random.Random) -> list[str]:
-    tokens: list[str] = []
-    for _ in range(10):  # a few locales produce odd values (lower-case "da Cunha", "Gray, Clark"): draw again
-        if kind == "PER":
-            fake = _faker(fakers, locale, rng)
-            text = fake.last_name() if len(original) == 1 else f"{fake.first_name()} {fake.last_name()}"
-        elif kind == "LOC":  # English country names: real news writes them in English
-            text = _faker(fakers, "en_GB", rng).country() if rng.random() < 0.3 else _faker(fakers, locale, rng).city()
-        else:
-            text = _faker(fakers, locale, rng).company()
-        tokens = tokenize(text)
-        if tokens and tokens[0][:1].isupper() and not set(tokens) & _OUTSIDE:
-            break
-    else:
-        tokens = list(original)  # no usable name drawn: keep the original entity
-    if all(token.isupper() or not token.isalpha() for token in original):  # a headline in capitals
-        tokens = [token.upper() for token in tokens]
-    return tokens
-
-
-def augment(sentences: Sequence[Sentence], rng: random.Random, *, copies: int = 1,
-            types: Sequence[str] = ("PER", "ORG", "LOC")) -> list[Sentence]:
-    """Entity-substitution copies of training sentences (only the copies are returned): in each copy every PER,
-    ORG and LOC entity is replaced by a Faker name from a random Latin-script locale (PER: first and last name,
-    or a last name when the original is one word; LOC: a city, or a country; ORG: a company), the same string
-    by the same replacement within a sentence. Sentences without such entities are not copied. Deterministic
-    for the same rng state. For the training split only: validation and test must stay as written."""
-    fakers: dict = {}
-    copied = []
-    for sentence in sentences:
-        entities = [entity for entity in _entities(sentence) if entity[0] in types]
-        if not entities:
-            continue
-        for copy in range(1, copies + 1):
-            locale = rng.choice(LOCALES)
-            replacements, tokens, tags, cursor = {}, [], [], 0
-            for kind, start, end in entities:
-                original = sentence.tokens[start:end]
-                if (kind, original) not in replacements:
-                    replacements[kind, original] = _fake_entity(fakers, locale, kind, original, rng)
-                new = replacements[kind, original]
-                tokens += sentence.tokens[cursor:start] + tuple(new)
-                tags += sentence.tags[cursor:start] + (f"B-{kind}",) + (f"I-{kind}",) * (len(new) - 1)
-                cursor = end
-            tokens += sentence.tokens[cursor:]
-            tags += sentence.tags[cursor:]
-            copied.append(Sentence(tokens, tags, f"{sentence.document}+aug{copy}"))
-    return copied
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
