@@ -21,7 +21,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
-from notebook_time import OFFLINE_GUARD, RESULTS, PeakMemory  # noqa: E402
+from notebook_time import RESULTS, PeakMemory, full_mode_offline  # noqa: E402
 
 NOTEBOOK = REPO / "solutions" / "06_ner" / "06_ner.ipynb"
 TARGETS = {"test_micro_f1": 0.90, "fine_tune_seconds": 360.0, "peak_memory_gib": 3.0}
@@ -38,11 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     figures_path = RESULTS / f"ner_finetune_{stamp}.json"
-    os.environ.pop("COURSE_FAST", None)  # full mode
-    os.environ["COURSE_RESULTS_JSON"] = str(figures_path)
-    os.environ.setdefault("MPLBACKEND", "Agg")
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(OFFLINE_GUARD), os.environ.get("PYTHONPATH")]))
-    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    full_mode_offline(figures_path)
 
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     client = NotebookClient(notebook, timeout=args.timeout, kernel_name="python3", allow_errors=True,

@@ -56,6 +56,18 @@ class PeakMemory:
         self._thread.join()
 
 
+def full_mode_offline(results_json: Path | None = None) -> None:
+    """Make the notebooks this process runs take full mode (COURSE_FAST unset), refuse the network (the tests'
+    guard), use this venv's kernel and plot without a screen; with `results_json`, the notebook records its
+    figures there (course_lib.env.record_results)."""
+    os.environ.pop("COURSE_FAST", None)
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(OFFLINE_GUARD), os.environ.get("PYTHONPATH")]))
+    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    if results_json is not None:
+        os.environ["COURSE_RESULTS_JSON"] = str(results_json)
+
+
 def cell_seconds(cell) -> float:
     timing = cell.metadata.get("execution", {})
     start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
@@ -115,11 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no notebook solutions/<stem>/<stem>.ipynb for: {', '.join(missing)}", file=sys.stderr)
         return 2
 
-    os.environ.pop("COURSE_FAST", None)
-    os.environ.setdefault("MPLBACKEND", "Agg")
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(OFFLINE_GUARD), os.environ.get("PYTHONPATH")]))
-    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-
+    full_mode_offline()
     results = {stem: run_notebook(stem, args.timeout) for stem in stems}
     print(f"\n| notebook | wall time, full mode | peak memory | ({os.cpu_count()} cores, CPU only)")
     print("| --- | --- | --- |")

@@ -21,6 +21,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "bench"))
+from notebook_time import full_mode_offline  # noqa: E402
+
 NOTEBOOK = REPO / "solutions" / "04_transformer" / "04_transformer.ipynb"
 RESULTS = REPO / "bench" / "results"
 TARGETS = {"training_seconds": 180.0, "greedy_exact_match": 0.99}
@@ -38,11 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     figures_path = RESULTS / f"transformer_dates_{stamp}.json"
-    os.environ.pop("COURSE_FAST", None)  # full mode
-    os.environ["COURSE_RESULTS_JSON"] = str(figures_path)
-    os.environ.setdefault("MPLBACKEND", "Agg")
+    full_mode_offline(figures_path)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 
     notebook = nbformat.read(args.notebook, as_version=4)
     client = NotebookClient(notebook, timeout=args.timeout, kernel_name="python3", allow_errors=True,

@@ -12,12 +12,12 @@ import warnings
 
 import numpy as np
 import pytest
+from in_process_kernel import InProcessKernel
 
 from autograde.checks.ner import evaluation as hidden
 from autograde.mistakes.ner import evaluation as mistakes
 from autograde.reference.ner import evaluation as ref
 from autograde.remote import Remote
-from autograde.sandbox import Outcome
 from autograde.variants import solution_cells, variants
 from course_lib.checking import CheckFailed
 from course_lib.ner import ENTITY_TYPES, LABELS
@@ -322,23 +322,6 @@ def test_entity_scores_checks_are_sound(check):
 
 # ------------------------------------------------------------------------------------------------
 # Through the grader's Remote, wire and agent (the agent served in this process instead of a sandboxed kernel)
-
-
-class InProcessKernel:
-    """Answers the Remote's requests with a real Agent in this process, counting them."""
-
-    def __init__(self, work, namespace: dict):
-        from autograde import kernel_agent
-
-        self.work = work
-        (work / ".grading").mkdir(exist_ok=True)
-        self.agent = kernel_agent.Agent(namespace, str(work / ".grading"))
-        self.requests = 0
-
-    def run(self, code: str, timeout: float) -> Outcome:
-        self.requests += 1
-        self.agent.serve(int(code.rsplit("(", 1)[1].rstrip(")")))
-        return Outcome("ok")
 
 
 def notebook_namespace(**replaced: str) -> dict:

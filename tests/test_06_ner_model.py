@@ -309,7 +309,7 @@ VARIANTS_BY_WHAT = {v.what: v for v in VARIANTS}
 
 @pytest.fixture()
 def remote(tmp_path):
-    from test_remote_helpers import InProcessKernel
+    from in_process_kernel import InProcessKernel
 
     from autograde.remote import Remote
 

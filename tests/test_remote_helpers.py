@@ -6,17 +6,14 @@ takes a handful of requests whatever its size."""
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
+from in_process_kernel import InProcessKernel
 
-from autograde import kernel_agent
 from autograde.checks.weights import assign, seed_layer, set_seeded, shapes, variables_of
 from autograde.reference.bert.keras_layers import BertEncoder
 from autograde.reference.transformer.keras_layers import EncoderLayer
 from autograde.remote import Handle, Remote, run_there
-from autograde.sandbox import Outcome
 from course_lib.bert.encoder import prebuild
 from course_lib.checking import CheckFailed
 from course_lib.keras_weights import bert_variables, layer_variables, seed_variables
@@ -24,23 +21,6 @@ from course_lib.keras_weights import bert_variables, layer_variables, seed_varia
 CONFIG = {"vocabulary_size": 12, "num_layers": 2, "num_heads": 2, "hidden_dim": 4, "intermediate_dim": 8,
           "max_sequence_length": 6, "num_segments": 2}
 BLOCK = {"embedding_dim": 8, "num_heads": 2, "fully_connected_dim": 16}
-
-
-class InProcessKernel:
-    """Answers the Remote's requests with a real Agent in this process (only `serve` calls are expected)."""
-
-    def __init__(self, work, namespace: dict):
-        self.work = work
-        (work / ".grading").mkdir(exist_ok=True)
-        self.agent = kernel_agent.Agent(namespace, str(work / ".grading"))
-        self.requests = 0
-
-    def run(self, code: str, timeout: float) -> Outcome:
-        number = re.fullmatch(r"\w+\.serve\((\d+)\)", code)
-        assert number, f"unexpected code for the kernel: {code!r}"
-        self.requests += 1
-        self.agent.serve(int(number[1]))
-        return Outcome("ok")
 
 
 @pytest.fixture()
