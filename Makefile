@@ -3,7 +3,7 @@ include student.mk
 
 comma := ,
 
-.PHONY: help install sandbox browser lab submit formgrader test test-quick lint release student-kit grade expected clean
+.PHONY: help install sandbox browser lab submit formgrader test test-quick lint release student-kit grade expected bench clean
 
 help:
 	@echo "make lab      install if needed, copy new notebooks into my-work/ (your own copy), open JupyterLab on it"
@@ -16,6 +16,7 @@ help:
 	@echo "make formgrader  the instructor's JupyterLab on the repository: nbgrader's formgrader with every assignment"
 	@echo "make grade ASSIGNMENT=01_positional_encoding SUBMISSIONS=dir OUT=dir [WORKERS=n] [DASK=tcp://host:8786]"
 	@echo "           (SUBMISSIONS holds <student>/ folders and/or the <student>.zip archives of make submit)"
+	@echo "make bench [BENCH_ARGS=...]  NER fine-tuning examples/s: the course's Keras step against HF transformers on PyTorch"
 
 # A Debian package a target needs: $(1) the command it provides, $(2) the package, $(3) what it is for, $(4) how
 # to install it by hand. As root with apt (CI, a grading server) it is installed; otherwise the message says how.
@@ -82,6 +83,23 @@ grade: $(STAMP) sandbox
 		echo "usage: make grade ASSIGNMENT=01_positional_encoding SUBMISSIONS=dir OUT=dir [WORKERS=n] [DASK=tcp://host:8786]"; exit 2; fi
 	$(BIN)/python -m autograde.grade --assignment "$(ASSIGNMENT)" --submissions "$(SUBMISSIONS)" --out "$(OUT)" \
 		$(if $(filter-out auto,$(WORKERS)),--workers $(WORKERS)) $(if $(DASK),--dask-scheduler $(DASK)) $(GRADE_ARGS)
+
+# Examples per second of assignment 06's NER fine-tuning step against Hugging Face transformers on PyTorch
+# (bench/finetune_throughput.py). bench/requirements.txt goes into $(BENCH_SITE) with --no-deps, torch first (the
+# local CPU wheel; pip never picks a torch itself), not into the course's site-packages: `make test` checks that
+# torch is absent, and only the benchmark's PyTorch process puts that folder on its path.
+BENCH_SITE := $(VENV)/bench-site
+BENCH_STAMP := $(VENV)/.bench-stamp
+
+$(BENCH_STAMP): bench/requirements.txt | $(STAMP)
+	rm -rf $(BENCH_SITE)
+	$(BIN)/python -m pip install --quiet --no-deps --target $(BENCH_SITE) $$(grep '^torch==' bench/requirements.txt)
+	grep -v '^torch==' bench/requirements.txt > $(VENV)/bench-requirements-without-torch.txt
+	$(BIN)/python -m pip install --quiet --no-deps --upgrade --target $(BENCH_SITE) -r $(VENV)/bench-requirements-without-torch.txt
+	@touch $@
+
+bench: $(STAMP) $(BENCH_STAMP)
+	$(BIN)/python bench/finetune_throughput.py $(BENCH_ARGS)
 
 clean:
 	rm -rf .nbgrader .pytest_cache .ruff_cache
