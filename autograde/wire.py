@@ -77,7 +77,8 @@ class Encoder:
             raise WireError(f"the value has more than {MAX_ITEMS} items")
 
     def _store(self, array: np.ndarray) -> int:
-        self.arrays.append(np.ascontiguousarray(array))
+        # np.ascontiguousarray would make a 0-d array (a scalar tensor's value) 1-d; asarray keeps its shape.
+        self.arrays.append(np.asarray(array, order="C"))
         return len(self.arrays) - 1
 
     def _other(self, value):

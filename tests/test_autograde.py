@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from autograde import grade, release, sandbox
@@ -84,3 +85,16 @@ def test_grading_kernels_get_a_clean_environment(monkeypatch, tmp_path):
     env = kernel_env(tmp_path, threads=2)
     assert env["COURSE_FAST"] == "1" and env["COURSE_GRADING"] == "1" and env["HOME"] == str(tmp_path)
     assert env["OMP_NUM_THREADS"] == "2" and "GRADER_SECRET" not in env and "PYTHONPATH" not in env
+
+
+@pytest.mark.parametrize("value", [np.float32(2.5), np.array(3.0), np.zeros((2, 0)), np.arange(6).reshape(2, 3).T])
+def test_arrays_cross_the_wire_with_their_shape(tmp_path, value):
+    """A 0-d array (the value of a scalar tensor, such as a loss) stays 0-d, an empty or transposed one keeps its
+    shape and values."""
+    from autograde import wire
+
+    wire.dump(tmp_path / "value.npz", {"x": np.asarray(value)})
+    tree, arrays = wire.read(tmp_path / "value.npz")
+    received = wire.Decoder(arrays).decode(tree)["x"]
+    assert received.shape == np.asarray(value).shape
+    np.testing.assert_array_equal(received, value)
