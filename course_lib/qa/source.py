@@ -99,10 +99,10 @@ def _block(lines: list[tuple[int, str]], path: str) -> Paragraph:
     if not context:
         raise SourceError(f"{path}, line {first}: the block {header['title']!r} has no paragraph")
     paragraph = Paragraph(header["title"], header["topic"], context, path=path, line=first)
-    if len(qa) % 2 or any(kind != expected for (_, kind, _), expected in zip(qa, "QA" * len(qa))):
+    if len(qa) % 2 or any(kind != expected for (_, kind, _), expected in zip(qa, "QA" * len(qa), strict=False)):
         raise SourceError(f"{path}, line {first}: the block {header['title']!r} must alternate Q: and A: lines, "
                           "starting with Q:")
-    for (number, _, question), (answer_line, _, answer) in zip(qa[::2], qa[1::2]):
+    for (number, _, question), (answer_line, _, answer) in zip(qa[::2], qa[1::2], strict=True):
         if not question.endswith("?"):
             raise SourceError(f"{path}, line {number}: a question ends with '?': {question!r}")
         text, start = _locate(context, answer, f"{path}, line {answer_line}")
