@@ -100,6 +100,108 @@ ENCODER_LAYER_HINT = ("BertEncoder (05) creates it with activation=gelu_tanh: gi
                       "activation=\"relu\" and pass it on, FullyConnected(..., activation=activation).")
 
 
+# Assignment 07: extractive question answering. Token positions are those of one window
+# [CLS] question [SEP] context-piece [SEP] [PAD]...; character offsets are (start, end), end exclusive.
+
+
+@answer_to("07_qa")
+def char_span_to_token_span(offsets, sequence_ids, char_start, char_end):
+    """(first, last) token, inclusive, of the characters [char_start, char_end) among the context tokens
+    (sequence id 1); None when the window's context does not hold the whole span."""
+    context = [i for i, sequence in enumerate(sequence_ids) if sequence == 1]
+    if not context or char_start < offsets[context[0]][0] or char_end > offsets[context[-1]][1]:
+        return None
+    first = next(i for i in context if offsets[i][1] > char_start)
+    last = next(i for i in reversed(context) if offsets[i][0] < char_end)
+    return (first, last) if first <= last else None
+
+
+@answer_to("07_qa")
+def make_windows(question_ids, context_ids, context_offsets, max_length, stride, *, answer=None, cls_id=101,
+                 sep_id=102, pad_id=0):
+    """[CLS] question [SEP] piece [SEP], padded to max_length, for overlapping pieces of the context: consecutive
+    pieces share `stride` tokens. With `answer` (char_start, char_end) each window gets the answer's token
+    positions, or (0, 0), the [CLS] position, when the piece does not hold the whole answer."""
+    room = max_length - len(question_ids) - 3
+    if room < 1:
+        raise ValueError(f"a question of {len(question_ids)} tokens leaves no room for the context in "
+                         f"{max_length} tokens")
+    if not 0 <= stride < room:
+        raise ValueError(f"stride {stride} must be at least 0 and smaller than the room for the context ({room})")
+    windows, start = [], 0
+    while True:
+        piece = list(context_ids[start:start + room])
+        head = [cls_id, *question_ids, sep_id]
+        ids = head + piece + [sep_id]
+        padding = max_length - len(ids)
+        sequence_ids = [None] + [0] * len(question_ids) + [None] + [1] * len(piece) + [None] * (1 + padding)
+        offsets = [None] * len(head) + [tuple(o) for o in context_offsets[start:start + len(piece)]]
+        window = {"input_ids": ids + [pad_id] * padding,
+                  "token_type_ids": [0] * len(head) + [1] * (len(piece) + 1) + [0] * padding,
+                  "attention_mask": [1] * len(ids) + [0] * padding,
+                  "sequence_ids": sequence_ids,
+                  "offsets": offsets + [None] * (max_length - len(offsets)),
+                  "context_start": start}
+        if answer is not None:
+            found = char_span_to_token_span(window["offsets"], sequence_ids, *answer)
+            window["start_position"], window["end_position"] = found or (0, 0)
+        windows.append(window)
+        if start + room >= len(context_ids):
+            return windows
+        start += room - stride
+
+
+@answer_to("07_qa")
+def best_span(start_logits, end_logits, context_mask, max_answer_length=30, n_best=20):
+    """The n_best valid spans over all windows, best first: dicts with window, start, end (inclusive) and score,
+    the sum of the start and end logits. Valid: both ends in the context, start <= end, at most
+    max_answer_length tokens. Ties go to the earlier window, start and end."""
+    start_logits, end_logits = np.atleast_2d(start_logits), np.atleast_2d(end_logits)
+    context_mask = np.atleast_2d(np.asarray(context_mask, dtype=bool))
+    spans = []
+    for window in range(start_logits.shape[0]):
+        positions = np.flatnonzero(context_mask[window])
+        for start in positions:
+            for end in positions[(positions >= start) & (positions < start + max_answer_length)]:
+                score = float(start_logits[window, start]) + float(end_logits[window, end])
+                spans.append((-score, window, int(start), int(end)))
+    spans.sort()
+    return [{"window": window, "start": start, "end": end, "score": -score}
+            for score, window, start, end in spans[:n_best]]
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD's answer normalisation: lower case, punctuation removed, articles removed, whitespace collapsed."""
+    import re
+    import string
+
+    punctuation = set(string.punctuation)
+    text = "".join(character for character in text.lower() if character not in punctuation)
+    return " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split())
+
+
+@answer_to("07_qa")
+def squad_em_f1(prediction, gold_answers):
+    """(exact match, token F1) of `prediction` against the best of `gold_answers`, after SQuAD's
+    normalisation; no gold answer means the right prediction is the empty string."""
+    from collections import Counter
+
+    golds = [gold_answers] if isinstance(gold_answers, str) else list(gold_answers) or [""]
+    predicted = normalize_answer(prediction).split()
+    best_em = best_f1 = 0.0
+    for gold in golds:
+        expected = normalize_answer(gold).split()
+        best_em = max(best_em, float(predicted == expected))
+        if not predicted or not expected:
+            best_f1 = max(best_f1, float(predicted == expected))
+            continue
+        same = sum((Counter(predicted) & Counter(expected)).values())
+        if same:
+            precision, recall = same / len(predicted), same / len(expected)
+            best_f1 = max(best_f1, 2 * precision * recall / (precision + recall))
+    return best_em, best_f1
+
+
 def _encoder_layer_class():
     import keras
 
