@@ -140,6 +140,20 @@ EXERCISES: list[Exercise] = [
          ".entities:grade_predictions_to_entities", [".entities:predictions_to_entities"],
          {"tests": "tests/test_06_ner_entities.py"}),
     ),
+    # best_span is graded on logits the grader draws, so a wrong model builder costs only its own points.
+    *_rows(
+        "07_qa", "tests/test_07_qa_spans.py",
+        ("char_span_to_token_span", 2, ".spans:check_char_span_to_token_span", ".spans:grade_char_span_to_token_span",
+         [".spans:char_span_to_token_span"]),
+        ("make_windows", 3, ".windows:check_make_windows", ".windows:grade_make_windows", [".windows:make_windows"],
+         {"tests": "tests/test_07_qa_windows.py"}),
+        ("build_qa_model", 2, ".model:check_build_qa_model", ".model:grade_build_qa_model",
+         [".model:build_qa_model"], {"tests": "tests/test_07_qa_model.py"}),
+        ("best_span", 3, ".decoding:check_best_span", ".decoding:grade_best_span", [".decoding:best_span"],
+         {"tests": "tests/test_07_qa_decoding.py"}),
+        ("squad_em_f1", 2, ".metrics:check_squad_em_f1", ".metrics:grade_squad_em_f1", [".metrics:squad_em_f1"],
+         {"tests": "tests/test_07_qa_metrics.py"}),
+    ),
 ]
 
 

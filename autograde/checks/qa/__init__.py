@@ -1,0 +1,1 @@
+"""Hidden checks of assignment 07, extractive question answering."""

@@ -1,0 +1,1 @@
+"""Named mistakes of assignment 07 (extractive question answering), one module per part."""
