@@ -85,17 +85,15 @@ grade: $(STAMP) sandbox
 		$(if $(filter-out auto,$(WORKERS)),--workers $(WORKERS)) $(if $(DASK),--dask-scheduler $(DASK)) $(GRADE_ARGS)
 
 # Examples per second of assignment 06's NER fine-tuning step against Hugging Face transformers on PyTorch
-# (bench/finetune_throughput.py). bench/requirements.txt goes into $(BENCH_SITE) with --no-deps, torch first (the
-# local CPU wheel; pip never picks a torch itself), not into the course's site-packages: `make test` checks that
-# torch is absent, and only the benchmark's PyTorch process puts that folder on its path.
+# (bench/finetune_throughput.py). bench/requirements.txt (transformers and what it needs beyond the course's
+# packages; torch is the course's own, for assignment 08) goes into $(BENCH_SITE) with --no-deps, not into the
+# course's site-packages: only the benchmark's PyTorch process puts that folder on its path.
 BENCH_SITE := $(VENV)/bench-site
 BENCH_STAMP := $(VENV)/.bench-stamp
 
 $(BENCH_STAMP): bench/requirements.txt | $(STAMP)
 	rm -rf $(BENCH_SITE)
-	$(BIN)/python -m pip install --quiet --no-deps --target $(BENCH_SITE) $$(grep '^torch==' bench/requirements.txt)
-	grep -v '^torch==' bench/requirements.txt > $(VENV)/bench-requirements-without-torch.txt
-	$(BIN)/python -m pip install --quiet --no-deps --upgrade --target $(BENCH_SITE) -r $(VENV)/bench-requirements-without-torch.txt
+	$(BIN)/python -m pip install --quiet --no-deps --target $(BENCH_SITE) -r bench/requirements.txt
 	@touch $@
 
 bench: $(STAMP) $(BENCH_STAMP)
