@@ -154,6 +154,17 @@ EXERCISES: list[Exercise] = [
         ("squad_em_f1", 2, ".metrics:check_squad_em_f1", ".metrics:grade_squad_em_f1", [".metrics:squad_em_f1"],
          {"tests": "tests/test_07_qa_metrics.py"}),
     ),
+    # Assignment 08 runs on Keras's PyTorch backend; train_step and evaluate are graded with the reference QAModel
+    # and loss, so each keeps its points when the learner's module or loss is wrong.
+    *_rows(
+        "08_qa_pytorch", "tests/test_08_qa_pytorch_model.py",
+        ("QAModel", 3, ".model:check_qa_model", ".model:grade_qa_model", [".model:QAModel"]),
+        ("qa_loss", 2, ".model:check_qa_loss", ".model:grade_qa_loss", [".model:qa_loss"]),
+        ("train_step", 3, ".training:check_train_step", ".training:grade_train_step", [".training:train_step"],
+         {"tests": "tests/test_08_qa_pytorch_training.py"}),
+        ("evaluate", 2, ".training:check_evaluate", ".training:grade_evaluate", [".training:evaluate"],
+         {"tests": "tests/test_08_qa_pytorch_training.py"}),
+    ),
 ]
 
 
