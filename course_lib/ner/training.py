@@ -191,10 +191,11 @@ def _freeze_unused_pooler(model) -> None:
 
 def fine_tune(model, loss: Callable, train: Mapping, validation: Mapping | None = None, *, epochs: int,
               batch_size: int, peak_learning_rate: float, warmup_fraction: float = 0.1, weight_decay: float = 0.01,
-              seed: int = 0, bucket: int = 16, verbose="auto", callbacks=()):
+              seed: int = 0, bucket: int = 16, verbose="auto", callbacks=(), metrics=(token_accuracy,)):
     """Compile `model` with `loss`, AdamW and the warm-up/linear-decay schedule, and fit it on `train` (arrays of
-    encode_sentences) for `epochs`, in batches of similar lengths (`batches`); `validation` is evaluated after
-    each epoch; `callbacks` are passed to fit. Returns Keras's History, with `history.steps` holding every
+    encode_sentences, or any int32 token_ids/segment_ids/padding_mask with per-example "labels") for `epochs`,
+    in batches of similar lengths (`batches`); `validation` is evaluated after each epoch; `callbacks` are passed
+    to fit, `metrics` to compile. Returns Keras's History, with `history.steps` holding every
     step's loss and learning rate."""
     source = _Batches(train, batch_size, shuffle=True, seed=seed, bucket=bucket)
     total_steps = epochs * source.count()
@@ -203,7 +204,7 @@ def fine_tune(model, loss: Callable, train: Mapping, validation: Mapping | None 
     optimizer = keras.optimizers.AdamW(learning_rate=schedule, weight_decay=weight_decay)
     optimizer.exclude_from_weight_decay(var_names=list(NO_WEIGHT_DECAY))
     _freeze_unused_pooler(model)
-    model.compile(optimizer=optimizer, loss=loss, metrics=[token_accuracy])
+    model.compile(optimizer=optimizer, loss=loss, metrics=list(metrics))
     recorder = _StepRecorder(source, schedule)
     validation_data = None if validation is None else batches(validation, max(batch_size, 32), shuffle=False,
                                                               bucket=bucket)

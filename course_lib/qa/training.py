@@ -1,0 +1,64 @@
+"""Assignment 07: fine-tuning a start/end head with assignment 06's recipe (course_lib.ner.training).
+
+The learner's model gives two outputs, start and end logits of shape (batch, seq). For Keras's `fit`, one output
+is simpler: `stacked` puts them side by side, (batch, seq, 2), and `span_loss` reads the labels (batch, 2) of the
+windows, the answer's start and end positions. The loss is the mean of the start and end cross-entropies,
+
+    L = -(log p_start(s*) + log p_end(e*)) / 2,   p_start = softmax over the window's positions of the start logits.
+
+`predict_logits` runs windows in batches of similar lengths and returns float32 (windows, max_length) arrays,
+with -inf past each batch's width (padding, never chosen).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import keras
+import numpy as np
+
+from course_lib.ner.encoding import INPUT_NAMES
+from course_lib.ner.training import batch_plan, fine_tune, lengths_of
+
+
+def stacked(model) -> keras.Model:
+    """The learner's [start, end] model as one output (batch, seq, 2), sharing its layers and weights."""
+    outputs = model.outputs
+    if len(outputs) != 2:
+        raise ValueError(f"the QA model should have two outputs, start and end logits; it has {len(outputs)}")
+    return keras.Model(model.inputs, keras.ops.stack(outputs, axis=-1), name="span_model")
+
+
+def span_loss(positions, logits):
+    """Mean of the start and end cross-entropies: positions (batch, 2) int, logits (batch, seq, 2)."""
+    positions = keras.ops.cast(positions, "int32")
+    start = keras.losses.sparse_categorical_crossentropy(positions[:, 0], logits[..., 0], from_logits=True)
+    end = keras.losses.sparse_categorical_crossentropy(positions[:, 1], logits[..., 1], from_logits=True)
+    return keras.ops.mean((start + end) / 2.0)
+
+
+def exact_span(positions, logits):
+    """The share of windows whose most likely start and end are both the answer's."""
+    positions = keras.ops.cast(positions, "int32")
+    predicted = keras.ops.cast(keras.ops.argmax(logits, axis=1), "int32")  # (batch, 2)
+    both = keras.ops.all(keras.ops.equal(predicted, positions), axis=-1)
+    return keras.ops.mean(keras.ops.cast(both, "float32"))
+
+
+def fine_tune_spans(model, train: Mapping, validation: Mapping | None = None, **settings):
+    """Fine-tune the learner's start/end model on windows (Windows.arrays with labels): AdamW, warm-up then
+    linear decay, batches of similar lengths, Keras's progress bar. `settings` go to
+    course_lib.ner.training.fine_tune (epochs, batch_size, peak_learning_rate, ...). Returns Keras's History."""
+    return fine_tune(stacked(model), span_loss, train, validation, metrics=(exact_span,), **settings)
+
+
+def predict_logits(model, arrays: Mapping, batch_size: int = 32, *, bucket: int = 16) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end logits, float32 (windows, max_length), -inf past each batch's width."""
+    inputs = {name: np.asarray(arrays[name], np.int32) for name in INPUT_NAMES}
+    n, max_length = inputs["token_ids"].shape
+    start = np.full((n, max_length), -np.inf, np.float32)
+    end = np.full((n, max_length), -np.inf, np.float32)
+    for rows, width in batch_plan(lengths_of(arrays), batch_size, bucket=bucket, max_length=max_length):
+        outputs = model.predict_on_batch({name: values[rows, :width] for name, values in inputs.items()})
+        start[rows, :width], end[rows, :width] = (np.asarray(output, np.float32) for output in outputs)
+    return start, end
