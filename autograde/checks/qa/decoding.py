@@ -1,0 +1,84 @@
+"""Hidden check of `best_span` (assignment 07): the learner's function against the reference (course_lib.layers,
+through autograde.reference.qa.decoding) on seeded random logits and context masks laid out as make_windows lays
+them out ([CLS] and the question scoring high, as a fine-tuned model's often do), with one to six windows, float32
+and float64 arrays, lists and 1-D inputs, arguments passed by position, by keyword or left to their defaults, ties
+(logits on a coarse grid), n_best above the number of valid spans, and no valid span at all. Every logit lies on a
+grid of powers of two, so every sum is exact in float32 and float64. All cases run in one request to the student's
+kernel; the arguments must come back unchanged. `grade_best_span(fn)` raises `CheckFailed` with a diagnosis or
+prints one success line (stdout only)."""
+
+from __future__ import annotations
+
+import copy
+
+from autograde.checks import rng as draw
+from autograde.checks.ner.evaluation import judge_all
+from autograde.mistakes import results
+from autograde.mistakes.qa import decoding as mistakes
+from autograde.reference.qa.decoding import best_span as reference
+from autograde.remote import run_there
+from course_lib.checking import passed, quiet
+from course_lib.ner.evaluation import rebuild, returned
+from course_lib.qa.decoding import Case, arguments, expect_best_span, expect_unchanged, random_logits, window_masks
+
+# windows, seq, question tokens, context tokens of the last window (None: full), grid, container, how the call
+# passes max_answer_length and n_best ("defaults": not at all), max_answer_length, n_best
+CASES = [
+    (1, 16, 3, None, 2 ** -10, "float32", "positional", 30, 20),
+    (3, 24, 4, 7, 2 ** -10, "float64", "keywords", 5, 20),
+    (1, 12, 2, None, 2 ** -8, "1-D", "keywords", 3, 5),
+    (2, 20, 5, 4, 2 ** -6, "lists", "positional", 30, 200),
+    (4, 32, 6, 10, 2 ** -10, "float32", "keywords", 8, 10),
+    (1, 9, 6, 0, 2 ** -4, "float64", "keywords", 30, 20),
+    (3, 12, 2, 5, 0.5, "float64", "keywords", 4, 12),
+    (2, 14, 3, 2, 2 ** -4, "float32", "positional", 1, 6),
+    (6, 64, 10, 20, 2 ** -10, "float32", "defaults", 30, 20),
+    (5, 16, 3, 1, 2 ** -10, "lists", "keywords", 2, 7),
+    (1, 40, 4, None, 2 ** -10, "1-D lists", "defaults", 30, 20),
+]
+
+
+def _label(number: int, windows: int, seq: int, grid: float, container: str, call: str, longest: int,
+           n_best: int) -> str:
+    given = "defaults" if call == "defaults" else f"max_answer_length {longest}, n_best {n_best} ({call})"
+    ties = ", logits on a grid of 0.5 (ties)" if grid >= 0.5 else ""
+    return (f"case {number + 1} of {len(CASES)}: {windows} window{'s' if windows > 1 else ''} of {seq} tokens, "
+            f"{container}, {given}{ties}")
+
+
+def _call(args: list, call: str, longest: int, n_best: int) -> tuple[list, dict]:
+    if call == "positional":
+        return [*args, longest, n_best], {}
+    if call == "keywords":
+        return list(args), {"max_answer_length": longest, "n_best": n_best}
+    return list(args), {}
+
+
+def grade_best_span(best_span) -> None:
+    rng = draw(1100)
+    cases = []
+    for number, (windows, seq, question, last, grid, container, call, longest, n_best) in enumerate(CASES):
+        mask = window_masks(windows, seq, question, last)
+        scale = 1.0 if grid >= 0.5 else 3.0
+        start = random_logits(rng, mask, grid=grid, scale=scale)
+        end = random_logits(rng, mask, grid=grid, scale=scale)
+        args, kwargs = _call(arguments(start, end, mask, container), call, longest, n_best)
+        label = _label(number, windows, seq, grid, container, call, longest, n_best)
+        cases.append((label, args, kwargs, longest, n_best))
+    with quiet():
+        outcomes = run_there(best_span, "course_lib.qa.decoding:call_spans", best_span,
+                             copy.deepcopy([[label, args, kwargs] for label, args, kwargs, _, _ in cases]))
+
+        def judge(item):
+            (label, args, kwargs, longest, n_best), outcome = item
+            result = returned(outcome)
+            expect_unchanged(args, rebuild(outcome["after"]), label)
+            full = (*args[:3], longest, n_best)
+            shown = ", ".join(["start_logits, end_logits, context_mask", *(f"{k}={v}" for k, v in kwargs.items())]
+                              + (["max_answer_length", "n_best"] if len(args) > 3 else []))
+            expect_best_span(result, reference(*full), f"[{label}] best_span({shown})", Case(*full),
+                             mistakes=results(mistakes.SPANS, *full))
+
+        judge_all(zip(cases, outcomes, strict=True), judge)
+    passed(f"best_span matches the reference on {len(CASES)} random cases (1 to 6 windows, float32, float64, lists and "
+           "1-D inputs, defaults, ties, n_best above the valid spans, no valid span)")

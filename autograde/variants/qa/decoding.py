@@ -1,0 +1,101 @@
+"""Other implementations of best_span (assignment 07, see autograde/variants/__init__.py), as whole cells: each
+brings its imports. The wrong ones are the loop below with one rule bent; the right ones are other ways to write it."""
+
+from autograde.variants import right, wrong
+
+SIGNATURE = "def best_span(start_logits, end_logits, context_mask, max_answer_length=30, n_best=20):\n"
+ARRAYS = (
+    "    start_logits = np.atleast_2d(np.asarray(start_logits, dtype=np.float64))\n"
+    "    end_logits = np.atleast_2d(np.asarray(end_logits, dtype=np.float64))\n"
+    "    context_mask = np.atleast_2d(np.asarray(context_mask, dtype=bool))\n")
+LOOP = (
+    "import numpy as np\n\n\n" + SIGNATURE + ARRAYS +
+    "    found = []\n"
+    "    for window in WINDOWS:\n"
+    "        inside = POSITIONS\n"
+    "        for start in inside:\n"
+    "            for end in inside:\n"
+    "                if FITS:\n"
+    "                    score = SCORE\n"
+    "                    found.append((-score, window, int(start), int(end)))\n"
+    "    found.sort()\n"
+    "    return [{'window': w, 'start': s, 'end': e, 'score': -score} for score, w, s, e in found[:n_best]]\n")
+PARTS = {"WINDOWS": "range(start_logits.shape[0])", "POSITIONS": "np.flatnonzero(context_mask[window])",
+         "FITS": "start <= end < start + max_answer_length",
+         "SCORE": "float(start_logits[window, start] + end_logits[window, end])"}
+
+
+def loop(**bent: str) -> str:
+    """The plain loop with some of its parts replaced."""
+    source = LOOP
+    for name, text in {**PARTS, **bent}.items():
+        source = source.replace(name, text)
+    return source
+
+
+VARIANTS = [
+    right("best_span", "the plain loop, sorting (-score, window, start, end)", source=loop()),
+    right("best_span", "NumPy: every pair at once, invalid ones at -inf, a stable sort", source=(
+        "import numpy as np\n\n\n" + SIGNATURE + ARRAYS +
+        "    windows, seq = start_logits.shape\n"
+        "    scores = start_logits[:, :, None] + end_logits[:, None, :]\n"
+        "    positions = np.arange(seq)\n"
+        "    length = positions[None, :] - positions[:, None]\n"
+        "    valid = (length >= 0) & (length < max_answer_length)\n"
+        "    valid = valid[None] & context_mask[:, :, None] & context_mask[:, None, :]\n"
+        "    flat = np.where(valid, scores, -np.inf).reshape(-1)\n"
+        "    order = np.argsort(-flat, kind='stable')[:n_best]\n"
+        "    spans = []\n"
+        "    for index in order:\n"
+        "        if np.isfinite(flat[index]):\n"
+        "            window, rest = divmod(int(index), seq * seq)\n"
+        "            spans.append({'window': window, 'start': rest // seq, 'end': rest % seq,\n"
+        "                          'score': float(flat[index])})\n"
+        "    return spans\n")),
+    right("best_span", "heapq.nlargest over a generator, float32 scores and NumPy int positions", source=(
+        "import heapq\n"
+        "\n"
+        "import numpy as np\n\n\n" + SIGNATURE +
+        "    start_logits, end_logits = np.atleast_2d(start_logits), np.atleast_2d(end_logits)\n"
+        "    context_mask = np.atleast_2d(context_mask)\n"
+        "    spans = ({'window': np.int64(w), 'start': s, 'end': e,\n"
+        "              'score': np.float32(start_logits[w][s]) + np.float32(end_logits[w][e])}\n"
+        "             for w in range(len(start_logits))\n"
+        "             for s in np.flatnonzero(context_mask[w])\n"
+        "             for e in np.flatnonzero(context_mask[w])\n"
+        "             if s <= e < s + max_answer_length)\n"
+        "    return heapq.nlargest(n_best, spans, key=lambda span: span['score'])\n")),
+    wrong("best_span", "end before start allowed", source=loop(FITS="end - start < max_answer_length")),
+    wrong("best_span", "max_answer_length + 1 tokens allowed", source=loop(
+        FITS="start <= end <= start + max_answer_length")),
+    wrong("best_span", "at most max_answer_length - 1 tokens", source=loop(
+        FITS="start <= end < start + max_answer_length - 1")),
+    wrong("best_span", "the context mask ignored", source=loop(POSITIONS="range(start_logits.shape[1])")),
+    wrong("best_span", "[CLS] allowed as the no-answer span", source=loop(
+        POSITIONS="[0, *np.flatnonzero(context_mask[window])]")),
+    wrong("best_span", "only the first window searched", source=loop(WINDOWS="range(1)")),
+    wrong("best_span", "scores as products of softmax probabilities", source=loop(
+        SCORE="float(np.exp(start_logits[window, start]) / np.exp(start_logits[window]).sum()"
+              " * np.exp(end_logits[window, end]) / np.exp(end_logits[window]).sum())")),
+    wrong("best_span", "n_best ignored", source=loop().replace("found[:n_best]", "found")),
+    wrong("best_span", "positions flattened over the windows", source=loop().replace(
+        "'start': s, 'end': e", "'start': w * start_logits.shape[1] + s, 'end': w * start_logits.shape[1] + e")),
+    wrong("best_span", "sorted ascending", source=loop().replace("found.sort()", "found.sort(reverse=True)")),
+    wrong("best_span", "ties to the later window and position", source=loop().replace(
+        "found.sort()", "found.sort(key=lambda span: (span[0], -span[1], -span[2], -span[3]))")),
+    wrong("best_span", "independent argmax of start and end", source=(
+        "import numpy as np\n\n\n" + SIGNATURE + ARRAYS +
+        "    spans = []\n"
+        "    for window in range(start_logits.shape[0]):\n"
+        "        inside = np.flatnonzero(context_mask[window])\n"
+        "        if inside.size:\n"
+        "            start = int(inside[np.argmax(start_logits[window, inside])])\n"
+        "            end = int(inside[np.argmax(end_logits[window, inside])])\n"
+        "            score = float(start_logits[window, start] + end_logits[window, end])\n"
+        "            spans.append({'window': window, 'start': start, 'end': end, 'score': score})\n"
+        "    return sorted(spans, key=lambda span: -span['score'])[:n_best]\n")),
+    wrong("best_span", "the caller's logits masked in place", source=loop().replace(
+        ARRAYS, "    start_logits, end_logits = np.atleast_2d(start_logits), np.atleast_2d(end_logits)\n"
+                "    context_mask = np.atleast_2d(np.asarray(context_mask, dtype=bool))\n"
+                "    start_logits[~context_mask] = -1e9\n")),
+]
