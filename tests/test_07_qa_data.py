@@ -493,6 +493,18 @@ def test_every_writer_file_has_a_long_paragraph_in_test(committed):
         assert not long or test & set(long), f"none of the long paragraphs of {path} is in test: {long}"
 
 
+def test_answers_are_whole_words(committed):
+    """A span that starts or ends inside a word ("Malay" in "Malaysia") is the wrong occurrence: the sources
+    must pick the right one with #n."""
+    cut = []
+    for example in committed["train"] + committed["test"]:
+        context, answer = example.context, example.answers[0]
+        if (answer.start > 0 and context[answer.start - 1].isalnum() and context[answer.start].isalnum()
+                or answer.end < len(context) and context[answer.end].isalnum() and context[answer.end - 1].isalnum()):
+            cut.append(f"{example.id}: {answer.text!r} in {context[max(0, answer.start - 15):answer.end + 15]!r}")
+    assert not cut, f"{len(cut)} answer(s) start or end inside a word:\n" + "\n".join(cut)
+
+
 def test_the_set_is_big_enough(committed):
     numbers = corpus.statistics(committed)["splits"]
     paragraphs = sum(numbers[s]["paragraphs"] for s in corpus.SPLITS)
