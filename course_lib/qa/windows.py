@@ -351,13 +351,15 @@ def plot_windows(windows, tokens=None, *, answer=None, title: str | None = None,
         ax.add_patch(Rectangle((start - 0.5, y - 0.35), pieces, 0.7, facecolor=COLOURS["piece"],
                                edgecolor=COLOURS["edge"], linewidth=1.2, zorder=1))
         if previous_end is not None and previous_end > start:
-            ax.add_patch(Rectangle((start - 0.5, y - 0.35), previous_end - start, 0.7, facecolor=COLOURS["shared"],
-                                   alpha=0.7, edgecolor="none", zorder=2))
+            ax.add_patch(Rectangle((start - 0.5, y - 0.35), min(previous_end - start, pieces), 0.7,
+                                   facecolor=COLOURS["shared"], alpha=0.7, edgecolor="none", zorder=2))
+        ax.add_patch(Rectangle((start - 0.5, y - 0.35), pieces, 0.7, facecolor="none", edgecolor=COLOURS["edge"],
+                               linewidth=1.2, zorder=3))
         if inside is not None:
             ax.add_patch(Rectangle((inside[0] - 0.5, y - 0.25), inside[1] - inside[0] + 1, 0.5,
-                                   facecolor=COLOURS["answer"], edgecolor="#8c4a1c", linewidth=1.2, zorder=3))
+                                   facecolor=COLOURS["answer"], edgecolor="#8c4a1c", linewidth=1.2, zorder=4))
         ax.text(start + pieces - 0.2, y, f" {start}..{start + pieces - 1}", va="center", ha="left", fontsize=8,
-                color="#333333", zorder=4)
+                color="#333333", zorder=5)
         previous_end = start + pieces
     ax.set_xlim(-1, length + max(4, length * 0.08))
     ax.set_ylim(len(rows) - 0.4, -0.6)
@@ -376,13 +378,13 @@ def plot_windows(windows, tokens=None, *, answer=None, title: str | None = None,
         shared = rows[0][0] + rows[0][1] - rows[1][0] if len(rows) > 1 else 0
         size = len(rows[0][3]["input_ids"])
         title = f"{len(rows)} windows of {size} tokens over {length} context tokens; consecutive windows share {shared}"
-    ax.set_title(title or "")
+    ax.set_title(title or "", pad=26)
     legend = [Patch(facecolor=COLOURS["piece"], edgecolor=COLOURS["edge"], label="context tokens in the window"),
               Patch(facecolor=COLOURS["shared"], alpha=0.7, label="shared with the window above")]
     if held:
         legend.append(Patch(facecolor=COLOURS["answer"], edgecolor="#8c4a1c", label="the answer, whole in the window"))
     if band is not None:
         legend.append(Patch(facecolor=COLOURS["band"], alpha=0.6, label="the answer's tokens"))
-    ax.legend(handles=legend, loc="upper center", bbox_to_anchor=(0.5, -0.32 if tokens is not None else -0.18),
-              ncol=len(legend), frameon=False, fontsize=8)
+    ax.legend(handles=legend, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(legend), frameon=False,
+              fontsize=8)
     return ax
