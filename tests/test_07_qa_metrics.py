@@ -1,0 +1,168 @@
+"""Assignment 07, squad_em_f1: the reference scores as SQuAD's evaluation does (by hand: normalisation, Counter
+overlap, the best gold answer, empty texts); the visible check (course_lib.qa.metrics) and the hidden check
+(autograde.checks.qa.metrics) pass the solution, the reference and every right variant, fail every wrong variant
+naming its mistake, refuse always-equal objects and leave an unfinished exercise unfinished."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from in_process_kernel import InProcessKernel
+from test_06_ner_evaluation import expect_named, expect_sound, message_of, run_quietly
+from test_07_qa_spans import NOTEBOOK_NAMES, define, solutions, variant_function, variants_of
+
+from autograde.checks.qa import metrics as hidden
+from autograde.mistakes.qa import metrics as mistakes
+from autograde.reference.qa import metrics as ref
+from autograde.remote import Remote
+from course_lib.qa import metrics as visible
+
+from conftest import AlwaysEqual
+
+CHECKS = (visible.check_squad_em_f1, hidden.grade_squad_em_f1)
+
+
+# ------------------------------------------------------------------------------------------------
+# The reference
+
+
+def test_normalisation_by_hand():
+    assert ref.normalize_answer("  The Øresund   Bridge!\n") == "øresund bridge"
+    assert ref.normalize_answer("double-track, a.k.a. 'the' railway") == "doubletrack aka railway"
+    assert ref.normalize_answer("another theatre AN apple") == "another theatre apple"
+    assert ref.normalize_answer("The... a!") == ""
+
+
+def test_scores_by_hand():
+    assert ref.squad_em_f1("the Øresund Bridge", ["Øresund bridge."]) == (1.0, 1.0)
+    em, f1 = ref.squad_em_f1("in July 2000", ["1 July 2000"])  # 2 of 3 words shared each way
+    assert em == 0.0 and f1 == pytest.approx(2 / 3)
+    em, f1 = ref.squad_em_f1("railway and railway", ["a railway and another railway"])  # P = 1, R = 3/4
+    assert em == 0.0 and f1 == pytest.approx(6 / 7)
+    assert ref.squad_em_f1("Copenhagen and Malmö", ("Malmö", "Copenhagen and Malmö")) == (1.0, 1.0)
+    assert ref.squad_em_f1("", []) == (1.0, 1.0) and ref.squad_em_f1("x", []) == (0.0, 0.0)
+    assert ref.squad_em_f1("The", ["a"]) == (1.0, 1.0) and ref.squad_em_f1("", ["x"]) == (0.0, 0.0)
+    assert all(type(score) is float for score in ref.squad_em_f1("x", ["x y"]))
+
+
+def test_the_scorer_of_the_mistakes_is_the_reference_unchanged():
+    rng = np.random.default_rng(5)
+    for _ in range(400):
+        prediction, golds = hidden.random_pair(rng)
+        assert mistakes.scores(prediction, golds) == pytest.approx(ref.squad_em_f1(prediction, golds), abs=1e-12)
+
+
+def test_every_named_mistake_is_seen_by_the_visible_check():
+    from course_lib.expected import load
+
+    cases = load("07_qa", "metrics", "squad_em_f1").values()
+    assert {name for case in cases for name in case["mistakes"]} == {mistake.name for mistake in mistakes.METRICS}
+
+
+@pytest.mark.parametrize("seed", [None, 3, 20261123])
+def test_every_named_mistake_shows_in_the_hidden_checks_pairs(seed):
+    from autograde import checks
+
+    checks.use_seed(seed)
+    try:
+        rng = checks.rng(721)
+        pairs = list(hidden.EDGE_CASES) + [hidden.random_pair(rng) for _ in range(hidden.RANDOM_CASES)]
+    finally:
+        checks.use_seed(None)
+    for mistake in mistakes.METRICS:
+        assert any(np.max(np.abs(np.subtract(mistake.produce(p, g), ref.squad_em_f1(p, g)))) > 1e-9
+                   for p, g in pairs), mistake.name
+
+
+# ------------------------------------------------------------------------------------------------
+# squad_em_f1 as learners write it
+
+MESSAGES = {
+    "articles kept": message_of(mistakes.METRICS, "articles_kept"),
+    "punctuation kept": message_of(mistakes.METRICS, "punctuation_kept"),
+    "case kept": message_of(mistakes.METRICS, "case_kept"),
+    "F1 over characters": message_of(mistakes.METRICS, "characters"),
+    "the mean over the gold answers": message_of(mistakes.METRICS, "mean_over_golds"),
+    "a set of shared words": message_of(mistakes.METRICS, "set_overlap"),
+    "F1 of two empty texts 0.0": message_of(mistakes.METRICS, "empty_f1_zero"),
+    "no gold answer scored (0.0, 0.0)": message_of(mistakes.METRICS, "no_gold_zero"),
+    "exact match on the raw texts": message_of(mistakes.METRICS, "exact_raw"),
+    "punctuation replaced by spaces": message_of(mistakes.METRICS, "punctuation_as_space"),
+}
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+def test_right_versions_pass(check, capsys):
+    for fn in [define("squad_em_f1"), ref.squad_em_f1,
+               *(variant_function(v) for v in variants_of("squad_em_f1", True))]:
+        run_quietly(check, fn, capsys)
+
+
+@pytest.mark.parametrize("variant", variants_of("squad_em_f1", False), ids=lambda v: v.what)
+def test_wrong_versions_fail_naming_the_mistake(variant):
+    for check in CHECKS:
+        expect_named(check, variant_function(variant), MESSAGES[variant.what])
+
+
+def test_named_mistakes_fail_naming_themselves():
+    for mistake in mistakes.METRICS:
+        for check in CHECKS:
+            expect_named(check, mistake.produce, mistake.message)
+
+
+def test_forms_and_other_mistakes_are_explained():
+    solution = define("squad_em_f1")
+
+    def booleans(prediction, gold_answers):
+        em, f1 = solution(prediction, gold_answers)
+        return bool(em), f1
+
+    def percentages(prediction, gold_answers):
+        em, f1 = solution(prediction, gold_answers)
+        return 100 * em, 100 * f1
+
+    def as_dict(prediction, gold_answers):
+        return dict(zip(("em", "f1"), solution(prediction, gold_answers), strict=True))
+
+    def crashes_without_gold(prediction, gold_answers):
+        return max(solution(prediction, [gold]) for gold in gold_answers)
+
+    def divides_by_zero(prediction, gold_answers):
+        if not prediction.strip(" .").replace("The", ""):
+            return 1 / 0
+        return solution(prediction, gold_answers)
+
+    def fills_in_the_empty_string(prediction, gold_answers):
+        if isinstance(gold_answers, list) and not gold_answers:
+            gold_answers.append("")
+        return solution(prediction, gold_answers)
+
+    def some_overlap_matches(prediction, gold_answers):
+        f1 = solution(prediction, gold_answers)[1]
+        return float(f1 > 0), f1
+
+    for check in CHECKS:
+        expect_named(check, booleans, "a bool; return a float")
+        expect_named(check, percentages, "not a ratio between 0.0 and 1.0")
+        expect_named(check, as_dict, "should return a tuple (exact_match, f1)")
+        expect_named(check, crashes_without_gold, "with no gold answer at all the right answer is the empty string")
+        expect_named(check, divides_by_zero, visible.EMPTY)
+        expect_named(check, fills_in_the_empty_string, "changed its argument gold_answers")
+        expect_named(check, some_overlap_matches, "exact match is 1.0 when the prediction equals one of the gold")
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+def test_checks_are_sound(check):
+    expect_sound(check, [AlwaysEqual(), (AlwaysEqual(), AlwaysEqual()), None, (1.0,), "1.0", {1.0, 0.5}])
+
+
+def test_the_hidden_check_through_the_wire(tmp_path, capsys):
+    namespace = dict(NOTEBOOK_NAMES)
+    exec(solutions()["squad_em_f1"], namespace)
+    kernel = InProcessKernel(tmp_path, namespace)
+    remote = Remote(kernel)
+    hidden.grade_squad_em_f1(remote.lookup("squad_em_f1"))
+    assert kernel.requests <= 4 and capsys.readouterr().out.count("\N{CHECK MARK}") == 1
+    wrong = variants_of("squad_em_f1", False)[0]
+    exec(wrong.source, namespace)
+    expect_named(hidden.grade_squad_em_f1, remote.lookup("squad_em_f1"), MESSAGES[wrong.what])
