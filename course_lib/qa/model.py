@@ -240,8 +240,9 @@ def expect_qa_model(report: dict, expected: Sequence, label: str, *, hidden: int
         mistakes = [(value, message) for number, value, message in value_mistakes if number == index]
         expect_close(got, right, f"[{label}, batch of shape {np.shape(right)[1:]}] the pair "
                      "[start_logits, end_logits]", mistakes=mistakes,
-                     hint=_mask_diagnosis(outputs, batches) or "start_logits and end_logits are columns 0 and 1 of "
-                     "Dense(2) on the sequence_output, without activation", **TOL)
+                     hint=(_mask_diagnosis(outputs, batches) or "start_logits and end_logits are columns 0 and 1 "
+                           "of Dense(2) on the sequence_output, without activation") + " (the first index is 0 for "
+                     "start_logits, 1 for end_logits)", **TOL)
     if not report["backbone_trainable"] or report["backbone_trained"] < report["backbone_weights"]:
         frozen = report["backbone_weights"] - report["backbone_trained"]
         raise CheckFailed(f"[{label}] {frozen} of the backbone's {report['backbone_weights']} weights are not trained "

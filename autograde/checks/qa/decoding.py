@@ -36,14 +36,26 @@ CASES = [
     (5, 16, 3, 1, 2 ** -10, "lists", "keywords", 2, 7),
     (1, 40, 4, None, 2 ** -10, "1-D lists", "defaults", 30, 20),
 ]
+RANDOM_CASES = 4  # and these many with every size drawn at grading time
+
+
+def _random_spec(rng) -> tuple:
+    windows, question = int(rng.integers(1, 6)), int(rng.integers(1, 9))
+    seq = question + 3 + int(rng.integers(4, 31))
+    last = int(rng.integers(0, seq - question - 2))
+    container = str(rng.choice(["float32", "float64", "lists"]))
+    call = str(rng.choice(["positional", "keywords", "defaults"]))
+    longest, n_best = (30, 20) if call == "defaults" else (int(rng.integers(1, 13)), int(rng.integers(1, 41)))
+    return windows, seq, question, last, 2 ** -10, container, call, longest, n_best
 
 
 def _label(number: int, windows: int, seq: int, grid: float, container: str, call: str, longest: int,
            n_best: int) -> str:
     given = "defaults" if call == "defaults" else f"max_answer_length {longest}, n_best {n_best} ({call})"
     ties = ", logits on a grid of 0.5 (ties)" if grid >= 0.5 else ""
-    return (f"case {number + 1} of {len(CASES)}: {windows} window{'s' if windows > 1 else ''} of {seq} tokens, "
-            f"{container}, {given}{ties}")
+    plural = "s" if windows > 1 else ""
+    return (f"case {number + 1} of {len(CASES) + RANDOM_CASES}: {windows} window{plural} of {seq} tokens, {container}, "
+            f"{given}{ties}")
 
 
 def _call(args: list, call: str, longest: int, n_best: int) -> tuple[list, dict]:
@@ -57,7 +69,8 @@ def _call(args: list, call: str, longest: int, n_best: int) -> tuple[list, dict]
 def grade_best_span(best_span) -> None:
     rng = draw(1100)
     cases = []
-    for number, (windows, seq, question, last, grid, container, call, longest, n_best) in enumerate(CASES):
+    specs = CASES + [_random_spec(rng) for _ in range(RANDOM_CASES)]
+    for number, (windows, seq, question, last, grid, container, call, longest, n_best) in enumerate(specs):
         mask = window_masks(windows, seq, question, last)
         scale = 1.0 if grid >= 0.5 else 3.0
         start = random_logits(rng, mask, grid=grid, scale=scale)
@@ -80,5 +93,5 @@ def grade_best_span(best_span) -> None:
                              mistakes=results(mistakes.SPANS, *full))
 
         judge_all(zip(cases, outcomes, strict=True), judge)
-    passed(f"best_span matches the reference on {len(CASES)} random cases (1 to 6 windows, float32, float64, lists and "
+    passed(f"best_span matches the reference on {len(cases)} random cases (1 to 6 windows, float32, float64, lists and "
            "1-D inputs, defaults, ties, n_best above the valid spans, no valid span)")
