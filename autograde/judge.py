@@ -23,7 +23,7 @@ from autograde import checks, registry
 from autograde.course import RELEASE_DIRECTORY, REPO_ROOT
 from autograde.normalise import SKIP_KEY, nbgrader_meta, normalise
 from autograde.remote import KernelTrouble, Remote
-from autograde.sandbox import DEFAULT_MEMORY, HIDDEN_BY_DEFAULT, SandboxKernel
+from autograde.sandbox import DEFAULT_MEMORY, HIDDEN_BY_DEFAULT, SandboxKernel, declared_env
 from autograde.suspicion import flags_in_cells, flags_in_errors
 from course_lib.checking import CheckFailed
 from course_lib.env import quiet_tensorflow
@@ -112,7 +112,8 @@ def _grade(stem, student, folder, work, seed, limits, hidden) -> StudentResult:
     if problem:
         return _empty(stem, student, problem)
     submission = nbformat.read(path, as_version=4)
-    repaired = normalise(submission, release_notebook(stem))
+    release = release_notebook(stem)
+    repaired = normalise(submission, release)
     notes = list(repaired.repairs)
     notes += _copy_extras(folder, work, stem)
     flags = flags_in_cells(repaired.notebook)
@@ -120,7 +121,8 @@ def _grade(stem, student, folder, work, seed, limits, hidden) -> StudentResult:
     deadline = time.monotonic() + limits.student_timeout
     cells_run = [c for c in repaired.notebook.cells if c.cell_type == "code" and not nbgrader_meta(c).get("grade")
                  and not c.metadata.get(SKIP_KEY, {}).get("skip")]
-    kernel = SandboxKernel(work, hidden=[*HIDDEN_BY_DEFAULT, *hidden], memory=limits.memory, threads=limits.threads)
+    kernel = SandboxKernel(work, hidden=[*HIDDEN_BY_DEFAULT, *hidden], memory=limits.memory, threads=limits.threads,
+                           env=declared_env(release))
     results: dict[str, CellResult] = {}
     try:
         kernel.start()

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,9 +75,10 @@ def course_paths_in_scratch() -> list[Path]:
     return sorted(p for p in found if not any(p != q and p.is_relative_to(q) for q in found))
 
 
-def kernel_env(work: Path, *, threads: int) -> dict[str, str]:
-    """The kernel's whole environment: nothing of the grader's leaks in."""
-    return {
+def kernel_env(work: Path, *, threads: int, declared: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The kernel's whole environment: nothing of the grader's leaks in. `declared` adds what the released
+    notebook asks for (`declared_env`), never replacing one of these."""
+    base = {
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
         "HOME": str(work), "MPLCONFIGDIR": str(work / ".matplotlib"), "MPLBACKEND": "Agg",
         "COURSE_FAST": "1", "COURSE_GRADING": "1", "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONHASHSEED": "0",
@@ -83,6 +86,29 @@ def kernel_env(work: Path, *, threads: int) -> dict[str, str]:
         "OMP_NUM_THREADS": str(threads), "TF_NUM_INTRAOP_THREADS": str(threads),
         "TF_NUM_INTEROP_THREADS": "1", "LANG": "C.UTF-8",
     }
+    clash = sorted(set(declared or {}) & set(base))
+    if clash:
+        raise ValueError(f"a notebook may not set the sandbox's own variables: {', '.join(clash)}")
+    return {**base, **dict(declared or {})}
+
+
+ENV_METADATA = ("course", "kernel_env")  # notebook metadata: {"course": {"kernel_env": {"NAME": "value"}}}
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
+
+
+def declared_env(notebook) -> dict[str, str]:
+    """The environment variables a released notebook declares for its kernel, such as KERAS_BACKEND=torch for a
+    notebook that runs Keras on PyTorch: set before the kernel starts, so they hold whatever the submission's
+    own cells do. Read from the release, never from the submission."""
+    section = notebook.get("metadata", {})
+    for key in ENV_METADATA:
+        section = section.get(key, {}) if isinstance(section, Mapping) else {}
+    if not isinstance(section, Mapping):
+        raise ValueError(f"notebook metadata {'.'.join(ENV_METADATA)} should map names to strings")
+    for name, value in section.items():
+        if not (isinstance(name, str) and _ENV_NAME.fullmatch(name) and isinstance(value, str)):
+            raise ValueError(f"notebook metadata {'.'.join(ENV_METADATA)}: {name!r}={value!r} is not NAME=string")
+    return dict(section)
 
 
 @dataclass
@@ -107,10 +133,12 @@ class _SandboxKernelManager(KernelManager):
 class SandboxKernel:
     """One kernel for one submission; `run(code)` executes and waits, within a time limit."""
 
-    def __init__(self, work: Path, *, hidden: list[Path] = (), memory: int = DEFAULT_MEMORY, threads: int = 1):
+    def __init__(self, work: Path, *, hidden: list[Path] = (), memory: int = DEFAULT_MEMORY, threads: int = 1,
+                 env: Mapping[str, str] | None = None):
         self.work = Path(work).resolve()
         self.hidden = [Path(p).resolve() for p in hidden]
         self.memory, self.threads = memory, threads
+        self.env = dict(env or {})  # declared by the notebook (declared_env)
         self.manager: _SandboxKernelManager | None = None
         self.client = None
         self.restarts = 0
@@ -126,7 +154,8 @@ class SandboxKernel:
         python = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
                   "--HistoryManager.enabled=False"]
         manager.sandbox_argv = sandbox_command(self.work, self.hidden, python,
-                                               kernel_env(self.work, threads=self.threads), self.memory)
+                                               kernel_env(self.work, threads=self.threads, declared=self.env),
+                                               self.memory)
         # The kernel's own stdout and stderr (ipykernel's start-up notes, C++ logs) are not the grader's.
         manager.start_kernel(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         client = manager.client()

@@ -118,6 +118,21 @@ def _folder_tokenizer(folder: Path):
     return tokenizer
 
 
+def register_torch_parameters(backbone):
+    """Under Keras's PyTorch backend, make `backbone.parameters()` list its weights; return the backbone.
+
+    keras-hub's `Backbone` sets its attributes with `object.__setattr__` while it is being built on that backend,
+    so the `ParameterDict` Keras keeps of a layer's weights never reaches torch's registry of submodules:
+    `parameters()` is empty and a torch optimizer would train nothing. Tracking the variables again once the
+    backbone is built registers them (the same tensors the backbone computes with). Does nothing on the other
+    backends."""
+    import keras
+
+    if keras.config.backend() == "torch":
+        backbone._track_variables()
+    return backbone
+
+
 def load_bert(path: str | os.PathLike | None = None, *, preset: str | None = None) -> PretrainedBert:
     """Load a pretrained BERT encoder and its tokenizer; offline unless `preset` names one to download."""
     import keras_hub
@@ -135,7 +150,7 @@ def load_bert(path: str | os.PathLike | None = None, *, preset: str | None = Non
             ) from error
         vocabulary = {token: i for i, token in enumerate(hub_tokenizer.get_vocabulary())}
         tokenizer = wordpiece_tokenizer(vocabulary, lowercase=bool(hub_tokenizer.lowercase))
-        return PretrainedBert(backbone=backbone, tokenizer=tokenizer, source=preset)
+        return PretrainedBert(backbone=register_torch_parameters(backbone), tokenizer=tokenizer, source=preset)
 
     folder = find_checkpoint(path)
     try:
@@ -145,4 +160,5 @@ def load_bert(path: str | os.PathLike | None = None, *, preset: str | None = Non
             f"The checkpoint in {folder} could not be read as a BERT encoder ({type(error).__name__}: {error}). "
             f"{HOW_TO_GET_ONE}"
         ) from error
-    return PretrainedBert(backbone=backbone, tokenizer=_folder_tokenizer(folder), source=str(folder))
+    return PretrainedBert(backbone=register_torch_parameters(backbone), tokenizer=_folder_tokenizer(folder),
+                          source=str(folder))
