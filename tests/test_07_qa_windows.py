@@ -160,6 +160,23 @@ def test_forms_and_other_mistakes_are_explained():
     expect_named(hidden.grade_make_windows, bert_ids, "position 0 is [CLS]")
 
 
+def test_arrays_of_objects_cross_the_wire_as_lists():
+    """sequence_ids and offsets in NumPy arrays of objects (None among ints) reach the grader as lists."""
+    from course_lib.ner.evaluation import rebuild
+    from course_lib.qa.spans import call_each
+
+    def arrays(*args, **kwargs):
+        return [{key: np.array(value, dtype=object) if key in ("sequence_ids", "offsets") else value
+                 for key, value in window.items()} for window in ref.make_windows(*args, **kwargs)]
+
+    args = [[5], [20, 21, 22], [(0, 1), (2, 3), (4, 5)], 8, 1]
+    (outcome,) = call_each(arrays, [["objects", args, {"answer": (2, 3)}]])
+    windows = rebuild(outcome["result"])
+    assert windows[0]["sequence_ids"] == [None, 0, None, 1, 1, 1, None, None]
+    assert visible.read_windows(windows, "make_windows(...)", True) == [
+        ref.plain_window(w) for w in ref.make_windows(*args, answer=(2, 3))]
+
+
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
 def test_checks_are_sound(check):
     keys = (*visible.LIST_KEYS, "context_start", *visible.ANSWER_KEYS)

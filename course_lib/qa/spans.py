@@ -35,6 +35,17 @@ def is_index(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+def _plain_arrays(value, depth: int = 0):
+    """`value` with NumPy arrays of objects (None among ints, pairs) turned into lists, which `describe` carries."""
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        return [_plain_arrays(item, depth + 1) for item in value.tolist()]
+    if depth < 8 and isinstance(value, Mapping):
+        return {key: _plain_arrays(item, depth + 1) for key, item in value.items()}
+    if depth < 8 and type(value) in (list, tuple):
+        return type(value)(_plain_arrays(item, depth + 1) for item in value)
+    return value
+
+
 def call_each(function, calls) -> list[dict]:
     """`function(*args, **kwargs)` for each `(label, args, kwargs)` of `calls`, where the learner's code runs: what
     each call returned and its arguments as the call left them (`[args, kwargs]`), described as plain data, or the
@@ -46,7 +57,7 @@ def call_each(function, calls) -> list[dict]:
         except CheckFailed as failure:
             outcomes.append({"raised": f"[{label}] {failure}"})
             continue
-        outcomes.append({"result": describe(result), "after": describe([list(args), dict(kwargs)])})
+        outcomes.append({"result": describe(_plain_arrays(result)), "after": describe([list(args), dict(kwargs)])})
     return outcomes
 
 

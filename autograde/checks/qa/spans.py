@@ -111,6 +111,11 @@ def answer_tokens(rng, kind: str, window: int, room: int, size: int) -> tuple[in
     return end + 1, min(size - 1, end + 4)  # after the window
 
 
+def count(number: int, thing: str) -> str:
+    """"1 question token", "3 question tokens"."""
+    return f"{number} {thing}{'' if number == 1 else 's'}"
+
+
 def random_window(rng, kind, starts_inside, ends_inside, style, container, place, padding):
     """(label, offsets, sequence_ids, char_start, char_end) of one random window and answer."""
     questions, room = int(rng.integers(1, 12)), int(rng.integers(4, 25))
@@ -130,7 +135,7 @@ def random_window(rng, kind, starts_inside, ends_inside, style, container, place
     elif container == "lists":
         offsets = [None if pair is None else list(pair) for pair in offsets]
     shown = "None" if style == "windows" else "(0, 0)"
-    label = (f"{questions} question tokens, context tokens {window}..{window + room - 1} of {size}"
+    label = (f"{count(questions, 'question token')}, context tokens {window}..{window + room - 1} of {size}"
              + (f", {padding} padding tokens" if padding else "") + f", the answer {PHRASES[kind]} "
              f"(characters [{char_start}, {char_end})), special tokens at {shown}, offsets as {container}")
     return label, offsets, sequence_ids, char_start, char_end

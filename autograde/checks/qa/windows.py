@@ -13,7 +13,7 @@ import numpy as np
 
 from autograde.checks import rng as draw
 from autograde.checks.ner.evaluation import judge_all
-from autograde.checks.qa.spans import call_all, characters_of, random_offsets
+from autograde.checks.qa.spans import call_all, characters_of, count, random_offsets
 from autograde.mistakes import results
 from autograde.mistakes.qa import windows as mistakes
 from autograde.reference.qa import windows as ref
@@ -88,7 +88,8 @@ def random_case(rng, questions, size, max_length, stride, answer, containers, id
     args = [_container(rng.integers(1000, 30000, size=questions).tolist(), containers[0]),
             _container(rng.integers(1000, 30000, size=size).tolist(), containers[1]),
             _container(offsets, containers[2]), max_length, stride]
-    label = (f"{questions} question tokens, {size} context tokens, max_length={max_length}, stride={stride}, "
+    label = (f"{count(questions, 'question token')}, {count(size, 'context token')}, max_length={max_length}, "
+             f"stride={stride}, "
              + (f"the answer {answer} (characters [{kwargs['answer'][0]}, {kwargs['answer'][1]}))" if answer else
                 "no answer") + f", {ids} special ids, ids as {containers[0]} and {containers[1]}, offsets as "
              f"{containers[2]}")
