@@ -13,6 +13,8 @@ import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from course_lib.qa.features import Windows, encode_examples
 
 
@@ -122,3 +124,40 @@ def worst(result: dict, count: int = 5) -> list[dict]:
     rows = [row for row in result["rows"] if row["f1"] < 1.0]
     return sorted(rows, key=lambda row: (row["f1"], -row["score"]))[:count]
 
+
+
+def plot_span_probabilities(windows: Windows, row: int, start_logits, end_logits, tokenizer, *, gold=None,
+                            title: str = "", around: int = 40):
+    """p(start) and p(end) over the context tokens of window `row` (softmax over the window's context), with
+    the gold answer's tokens shaded when `gold` (char_start, char_end) lies in the window; at most `around`
+    tokens either side of the most likely start are shown, so that the token labels stay readable."""
+    import matplotlib.pyplot as plt
+
+    from course_lib.layers import char_span_to_token_span
+
+    positions = np.flatnonzero(windows.context_mask[row])
+    probabilities = {}
+    for name, logits in (("start", start_logits), ("end", end_logits)):
+        z = np.asarray(logits[row], np.float64)[positions]
+        probabilities[name] = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    centre = int(np.argmax(probabilities["start"]))
+    gold_tokens = None
+    if gold is not None:
+        sequence_ids = [1 if keep else None for keep in windows.context_mask[row]]
+        offsets = [o if o is not None else (0, 0) for o in windows.offsets[row]]
+        found = char_span_to_token_span(offsets, sequence_ids, *gold)
+        if found is not None:
+            gold_tokens = (int(np.searchsorted(positions, found[0])), int(np.searchsorted(positions, found[1])))
+            centre = gold_tokens[0]
+    shown = np.arange(max(0, centre - around), min(len(positions), centre + around + 1))
+    tokens = [tokenizer.id_to_token(int(i)) for i in windows.arrays["token_ids"][row][positions[shown]]]
+    fig, ax = plt.subplots(figsize=(12, 3.4), constrained_layout=True)
+    if gold_tokens is not None:
+        ax.axvspan(gold_tokens[0] - 0.5, gold_tokens[1] + 0.5, color="#ffd54f", alpha=0.5, label="gold answer")
+    ax.plot(shown, probabilities["start"][shown], "o-", markersize=3, color="#4c72b0", label="p(start)")
+    ax.plot(shown, probabilities["end"][shown], "o-", markersize=3, color="#dd8452", label="p(end)")
+    ax.set_xticks(shown, tokens, rotation=90, fontsize=8)
+    ax.set_ylabel("probability")
+    ax.set_title(title)
+    ax.legend()
+    return fig

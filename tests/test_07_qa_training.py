@@ -1,0 +1,154 @@
+"""Assignment 07, the pipeline around the learner's functions: examples to windows (labels that point at the
+answer's text, clear errors for malformed windows), fine-tuning a start/end head (the loss falls, logits in the
+windows' order), decoding over windows back to characters (duplicates merged, invalid spans refused), EM/F1
+averages, Reader.answer on any text and the HTML highlight; a tiny random BERT keeps it fast."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+keras = pytest.importorskip("keras")
+
+from autograde.reference.qa.model import build_qa_model  # noqa: E402
+from course_lib.layers import best_span, make_windows, squad_em_f1  # noqa: E402
+from course_lib.ner.model import tiny_backbone  # noqa: E402
+from course_lib.pretrained import load_bert  # noqa: E402
+from course_lib.qa import stories  # noqa: E402
+from course_lib.qa.answering import Prediction, Reader, decode, evaluate, highlight  # noqa: E402
+from course_lib.qa.features import encode_examples  # noqa: E402
+from course_lib.qa.squad import Answer, QAExample  # noqa: E402
+from course_lib.qa.training import fine_tune_spans, predict_logits, span_loss  # noqa: E402
+
+LONG = ("The first section is about rivers. " * 30 + "The Volga flows into the Caspian Sea. "
+        + "The last section is about lakes. " * 30)
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return load_bert().tokenizer
+
+
+def example(question, context, answer, id="q"):
+    return QAExample(id, "t", context, question, (Answer(answer, context.index(answer)),))
+
+
+def test_every_window_label_points_at_the_answer(tokenizer):
+    examples = stories.generate_stories(5, seed=3) + [example("Where does the Volga flow?", LONG, "Caspian Sea")]
+    windows = encode_examples(tokenizer, examples, make_windows, max_length=64, stride=16)
+    assert windows.arrays["token_ids"].shape == (len(windows), 64)
+    assert windows.arrays["labels"].shape == (len(windows), 2)
+    assert len(windows.of_example(len(examples) - 1)) > 3  # the long context needs several windows
+    found = np.zeros(len(examples), bool)
+    for row, (start, end) in enumerate(windows.arrays["labels"]):
+        owner = examples[windows.example[row]]
+        if (start, end) == (0, 0):
+            continue
+        offsets = windows.offsets[row]
+        assert windows.context_mask[row, start] and windows.context_mask[row, end]
+        assert owner.context[offsets[start][0]:offsets[end][1]].lower() == owner.answers[0].text.lower()
+        found[windows.example[row]] = True
+    assert found.all(), "every answer lies whole in at least one window"
+
+
+def test_malformed_windows_are_named(tokenizer):
+    one = [example("Who?", "Ada wrote it.", "Ada")]
+    with pytest.raises(ValueError, match="returned None"):
+        encode_examples(tokenizer, one, lambda *a, **k: None, max_length=32, stride=8)
+    with pytest.raises(ValueError, match="should hold 32 positions"):
+        encode_examples(tokenizer, one, lambda *a, **k: [{**w, "input_ids": w["input_ids"][:-1]}
+                                                          for w in make_windows(*a, **k)], max_length=32, stride=8)
+    with pytest.raises(ValueError, match="no start_position"):
+        encode_examples(tokenizer, one, lambda *a, **k: make_windows(*a[:5]), max_length=32, stride=8)
+
+
+def test_span_loss_is_the_mean_of_two_cross_entropies():
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(3, 7, 2)).astype("float32")
+    positions = np.array([[0, 0], [2, 4], [6, 6]])
+
+    def nll(z, i):
+        return -(z[i] - np.log(np.exp(z).sum()))
+
+    expected = np.mean([(nll(logits[b, :, 0], s) + nll(logits[b, :, 1], e)) / 2 for b, (s, e) in enumerate(positions)])
+    assert float(span_loss(positions, logits)) == pytest.approx(expected, rel=1e-5)
+
+
+@pytest.fixture(scope="module")
+def tiny_reader(tokenizer):
+    """A tiny BERT fine-tuned to answer with the token after "is": learnable in a few dozen steps."""
+    keras.utils.set_random_seed(0)
+    backbone = tiny_backbone({"vocabulary_size": tokenizer.get_vocab_size(), "num_layers": 1, "num_heads": 2,
+                              "hidden_dim": 32, "intermediate_dim": 64, "max_sequence_length": 64,
+                              "num_segments": 2})
+    model = build_qa_model(backbone)
+    rng = np.random.default_rng(0)
+    colours = ["red", "blue", "green", "yellow", "black", "white", "grey", "pink"]
+    things = ["kite", "cup", "lamp", "door", "car", "boat"]
+    examples = []
+    for i in range(96):
+        thing, colour = rng.choice(things), rng.choice(colours)
+        filler = " ".join(rng.choice(["we", "saw", "it", "there", "then", "and"], size=rng.integers(0, 6)))
+        context = f"{filler} the {thing} is {colour} today".strip()
+        examples.append(example(f"what colour is the {thing}?", context, colour, id=str(i)))
+    windows = encode_examples(tokenizer, examples, make_windows, max_length=32, stride=8)
+    history = fine_tune_spans(model, windows.arrays, epochs=6, batch_size=16, peak_learning_rate=3e-3,
+                              warmup_fraction=0.1, weight_decay=0.0, verbose=0)
+    return Reader(model, tokenizer, make_windows, best_span, max_length=32, stride=8), examples, windows, history
+
+
+def test_fine_tuning_lowers_the_loss(tiny_reader):
+    _, _, _, history = tiny_reader
+    losses = history.history["loss"]
+    assert losses[-1] < 0.5 * losses[0], losses
+    assert len(history.steps["loss"]) == 6 * 6
+
+
+def test_logits_come_in_the_windows_order(tiny_reader):
+    reader, _, windows, _ = tiny_reader
+    start, end = predict_logits(reader.model, windows.arrays, batch_size=7)
+    assert start.shape == end.shape == windows.arrays["token_ids"].shape
+    inputs = {name: windows.arrays[name] for name in ("token_ids", "segment_ids", "padding_mask")}
+    direct_start, direct_end = (np.asarray(o) for o in reader.model(inputs, training=False))
+    real = windows.arrays["padding_mask"] == 1
+    np.testing.assert_allclose(start[real], direct_start[real], atol=1e-4)
+    np.testing.assert_allclose(end[real], direct_end[real], atol=1e-4)
+
+
+def test_reader_answers_with_the_text_at_its_offsets(tiny_reader):
+    reader, examples, _, _ = tiny_reader
+    result = evaluate(examples[:40], reader.predict(examples[:40]), squad_em_f1)
+    assert result["exact_match"] > 80 and result["questions"] == 40
+    context = "and then the boat is green today"
+    answer = reader.answer("what colour is the boat?", context)
+    assert context[answer.start:answer.end] == answer.text and answer.text == "green"
+    with pytest.raises(ValueError, match="give a question and a context"):
+        reader.answer("", context)
+
+
+def test_decoding_merges_windows_and_refuses_non_context_positions(tokenizer):
+    examples = [example("Where does the Volga flow?", LONG, "Caspian Sea")]
+    windows = encode_examples(tokenizer, examples, make_windows, max_length=48, stride=16)
+    rows = [row for row, (s, e) in enumerate(windows.arrays["labels"]) if s]
+    assert len(rows) >= 2, "the answer lies whole in two overlapping windows"
+    start = np.zeros(windows.arrays["token_ids"].shape, np.float32)
+    end = np.zeros_like(start)
+    for row in rows:
+        s, e = windows.arrays["labels"][row]
+        start[row, s] = end[row, e] = 5.0
+    prediction = decode(examples, windows, start, end, best_span, n_best=5)[0]
+    assert prediction.text == "Caspian Sea" and prediction.score == pytest.approx(10.0)
+    assert all(text != "Caspian Sea" for text, _ in prediction.candidates)
+
+    def cls_span(*args, **kwargs):
+        return [{"window": 0, "start": 0, "end": 0, "score": 1.0}]
+
+    with pytest.raises(ValueError, match="not both context tokens"):
+        decode(examples, windows, start, end, cls_span)
+    assert decode(examples, windows, start, end, lambda *a, **k: [])[0].text == ""
+
+
+def test_highlight_escapes_the_text():
+    context = "<b>Ada</b> & co"
+    page = highlight(context, Prediction("Ada", 3, 6, 2.5, []), question="Who <wrote>?", gold="Ada")
+    assert "<mark" in page and "&lt;b&gt;" in page and "&amp; co" in page and "&lt;wrote&gt;" in page
