@@ -7,8 +7,6 @@ the reference (`course_lib/expected/07_qa.json`, from autograde/expected/qa/metr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
 from course_lib.checking import CheckFailed, call_learner, passed
@@ -37,10 +35,11 @@ def read_scores(result, call: str) -> tuple[float, float]:
         raise CheckFailed(f"{call} returned None: did you forget to return (exact_match, f1)?")
     if hasattr(result, "numpy") and not isinstance(result, np.ndarray):
         result = result.numpy()
-    if isinstance(result, Mapping) or not isinstance(result, (tuple, list, np.ndarray)) or np.ndim(result) != 1:
+    if not isinstance(result, (tuple, list, np.ndarray)) or (isinstance(result, np.ndarray) and result.ndim != 1):
         raise CheckFailed(f"{call} should return a tuple (exact_match, f1) of two floats, got {type(result).__name__}")
     if len(result) != 2:
-        raise CheckFailed(f"{call} returned {len(result)} values: return (exact_match, f1), two floats")
+        raise CheckFailed(f"{call} returned {len(result)} value{'' if len(result) == 1 else 's'}: return "
+                          "(exact_match, f1), two floats")
     scores = []
     for name, value in zip(("exact match", "F1"), result, strict=True):
         if isinstance(value, (bool, np.bool_)):

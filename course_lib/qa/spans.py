@@ -102,13 +102,13 @@ def read_span(result, call: str) -> tuple[int, int] | None:
         return None
     if hasattr(result, "numpy") and not isinstance(result, np.ndarray):
         result = result.numpy()
-    if isinstance(result, (str, bytes, Mapping, set, frozenset)) or not hasattr(result, "__len__") \
-            or np.ndim(result) != 1:
+    if not isinstance(result, (tuple, list, np.ndarray)) or (isinstance(result, np.ndarray) and result.ndim != 1):
         raise CheckFailed(f"{call} should return a tuple (first, last) of token positions, or None, got "
                           f"{type(result).__name__}")
     values = list(result)
     if len(values) != 2:
-        raise CheckFailed(f"{call} returned {len(values)} values: return (first, last), two token positions, or None")
+        raise CheckFailed(f"{call} returned {len(values)} value{'' if len(values) == 1 else 's'}: return (first, "
+                          "last), two token positions, or None")
     if not all(is_index(value) for value in values):
         raise CheckFailed(f"{call} returned {tuple(values)!r}: first and last are token positions (int)")
     return int(values[0]), int(values[1])
