@@ -140,7 +140,8 @@ EXERCISES: list[Exercise] = [
          ".entities:grade_predictions_to_entities", [".entities:predictions_to_entities"],
          {"tests": "tests/test_06_ner_entities.py"}),
     ),
-    # best_span is graded on logits the grader draws, so a wrong model builder costs only its own points.
+    # make_windows is graded with the reference char_span_to_token_span, and best_span on logits the grader draws,
+    # so a wrong span function or model builder costs only its own points.
     *_rows(
         "07_qa", "tests/test_07_qa_spans.py",
         ("char_span_to_token_span", 2, ".spans:check_char_span_to_token_span", ".spans:grade_char_span_to_token_span",
