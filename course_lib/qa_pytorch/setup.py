@@ -41,7 +41,11 @@ def setup(seed: int = 0, *, verbose: bool = True) -> None:
     from course_lib import env
 
     require_torch_backend()
-    env.setup(seed, verbose=False)  # TensorFlow imported quietly and seeded, with Python and NumPy
+    # keras-hub imports TensorFlow whatever the backend; its C++ code logs to stderr while it loads. On the torch
+    # backend importing Keras does not load it (env.setup's muting assumes it does), so it is loaded muted here.
+    with env._native_stderr_muted():
+        import tensorflow  # noqa: F401
+    env.setup(seed, verbose=False)  # TensorFlow's logger quietened, Python, NumPy and TensorFlow seeded
     import keras
     import numpy as np
     import torch
