@@ -72,7 +72,7 @@ LOSS = [
         "    return (F.nll_loss(start_logits, start_positions) + F.nll_loss(end_logits, end_positions)) / 2\n")),
     wrong("qa_loss", "a Python number returned", old="return (start_loss + end_loss) / 2",
           new="return ((start_loss + end_loss) / 2).item()"),
-    wrong("qa_loss", "the logits detached", old="F.cross_entropy(start_logits, start_positions)",
+    wrong("qa_loss", "the start logits detached", old="F.cross_entropy(start_logits, start_positions)",
           new="F.cross_entropy(start_logits.detach(), start_positions)"),
     right("qa_loss", "log_softmax and gather", source=(
         "def qa_loss(start_logits, end_logits, start_positions, end_positions):\n"

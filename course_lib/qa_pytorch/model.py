@@ -128,9 +128,9 @@ def run_qa_model(QAModel, config: Mapping, *, backbone_weights: Mapping, head_we
     report.update(keeps_backbone=getattr(model, "backbone", None) is backbone, head=_describe_head(head),
                   **_parameters(model, backbone))
     hidden = int(config["hidden_dim"])
-    if not (report["head"] and report["head"]["linear"] and report["head"]["bias"]
+    if not (report["keeps_backbone"] and report["head"] and report["head"]["linear"] and report["head"]["bias"]
             and (head.in_features, head.out_features) == (hidden, 2)):
-        return report
+        return report  # the verdict names what is missing before anything is called
     with torch.no_grad():
         head.weight.copy_(torch.from_numpy(np.asarray(head_weights["kernel"], np.float32).T.copy()))
         head.bias.copy_(torch.from_numpy(np.asarray(head_weights["bias"], np.float32)))

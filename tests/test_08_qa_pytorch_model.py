@@ -1,0 +1,277 @@
+"""Assignment 08, the model side: the reference loss is the NumPy one (value and gradient); the visible checks
+(course_lib.qa_pytorch.model) and the hidden checks (autograde.checks.qa_pytorch.model) pass the reference, the solution
+cells and every right variant, and fail every wrong variant with the message that names its mistake; an unfinished
+exercise stays unfinished, a crash is a failed check, an always-equal result fails.
+
+QAModel wraps keras-hub's BertBackbone on Keras's PyTorch backend, and a process has one backend: this one runs
+TensorFlow (the grader's side, which computes the references), so QAModel runs in a sandboxed kernel started on the
+torch backend, as grading starts it, and its hidden check talks to that kernel through the real Remote. qa_loss is
+plain PyTorch and is checked in this process too."""
+
+from __future__ import annotations
+
+import nbformat
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from autograde import checks  # noqa: E402
+from autograde.checks.qa_pytorch import model as hidden  # noqa: E402
+from autograde.judge import _judge  # noqa: E402
+from autograde.mistakes.qa_pytorch import model as mistakes  # noqa: E402
+from autograde.reference.qa_pytorch import model as ref  # noqa: E402
+from autograde.registry import exercises  # noqa: E402
+from autograde.remote import Remote, part_source  # noqa: E402
+from autograde.sandbox import HIDDEN_BY_DEFAULT, SandboxKernel, declared_env, sandbox_check  # noqa: E402
+from autograde.variants import solution_cells  # noqa: E402
+from autograde.variants.qa_pytorch import VARIANTS  # noqa: E402
+from course_lib.checking import CheckFailed, NotImplementedYet  # noqa: E402
+from course_lib.expected import load as load_expected  # noqa: E402
+from course_lib.qa_pytorch import loss as loss_helpers  # noqa: E402
+from course_lib.qa_pytorch import model as visible  # noqa: E402
+
+from conftest import AlwaysEqual, release_path  # noqa: E402
+
+STEM = "08_qa_pytorch"
+NOTEBOOK_IMPORTS = "import numpy as np\nimport torch\nimport torch.nn.functional as F\n"
+KERNEL_SETUP = ("from course_lib.qa_pytorch.setup import setup\nsetup(verbose=False)\n" + NOTEBOOK_IMPORTS
+                + "from course_lib.qa_pytorch.model import check_qa_model\n")
+NAMED = {
+    "start and end swapped": "start and end are swapped",
+    "the head on pooled_output": "the head reads pooled_output",
+    "a softmax over the positions": "a softmax was applied",
+    "the backbone called without training=": "the backbone's dropout never acts",
+    "training=True at every call": "dropout is on at inference",
+    "the padding mask replaced by ones": "the padding_mask does not reach it",
+    "hidden size hard-coded to 384": "read the size from the backbone",
+    "the backbone frozen": "do not freeze it",
+    "the logits detached": "carry no gradient",
+    "a head without bias": "has no bias",
+    "start and end positions swapped": "pair start_logits with start_positions",
+    "the sum of the two losses": "the sum of the start and the end loss",
+    "softmax before cross_entropy": "a softmax is applied twice",
+    "summed over the batch": "summed over the windows of the batch",
+    "the start loss alone": "the start loss alone",
+    "nll_loss on logits": "nll_loss was given logits",
+    "a Python number returned": "not a tensor",
+    "the start logits detached": "no gradient reaches the logits",
+}
+LOSS_NAMED = {what for what in NAMED if any(v.what == what and v.name == "qa_loss" for v in VARIANTS)}
+
+
+def solution_cell(name: str) -> str:
+    return solution_cells(STEM)[name]
+
+
+# ------------------------------------------------------------------------------------------------
+# qa_loss, in this process
+
+
+def define(source: str, name: str):
+    namespace: dict = {}
+    exec(NOTEBOOK_IMPORTS, namespace)
+    exec(compile(source, f"<cell {name}>", "exec"), namespace)
+    return namespace[name]
+
+
+def loss_checks(fn) -> list[str]:
+    messages = []
+    for check in (visible.check_qa_loss, hidden.grade_qa_loss):
+        try:
+            check(fn)
+            messages.append("")
+        except CheckFailed as failure:
+            messages.append(str(failure))
+    return messages
+
+
+def test_reference_loss_by_hand():
+    logits = torch.log(torch.tensor([[0.5, 0.25, 0.25], [0.1, 0.1, 0.8]]))
+    starts, ends = torch.tensor([0, 2]), torch.tensor([1, 2])
+    expected = -(np.log(0.5) + np.log(0.8) + np.log(0.25) + np.log(0.8)) / 4
+    assert float(ref.qa_loss(logits, logits, starts, ends)) == pytest.approx(expected, rel=1e-6)
+    assert ref.qa_loss_numpy(logits.numpy(), logits.numpy(), starts.numpy(), ends.numpy()) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("case", range(len(loss_helpers.LOSS_CASES)))
+def test_reference_loss_and_gradient_are_the_numpy_ones(case):
+    _, start, end, starts, ends = loss_helpers.loss_case(case)
+    report = loss_helpers.run_qa_loss(ref.qa_loss, start, end, starts, ends)
+    assert report["is_tensor"] and report["shape"] == []
+    assert report["value"][0] == pytest.approx(ref.qa_loss_numpy(start, end, starts, ends), rel=1e-5)
+    np.testing.assert_allclose(report["gradient"], np.stack(ref.qa_loss_gradient(start, end, starts, ends)),
+                               atol=1e-7)
+
+
+def test_uniform_logits_give_log_of_the_length():
+    uniform = np.zeros((3, 8), np.float32)
+    assert ref.qa_loss_numpy(uniform, uniform, [0, 1, 7], [2, 3, 7]) == pytest.approx(np.log(8))
+
+
+def test_every_loss_mistake_is_told_apart_in_a_visible_case():
+    stored = load_expected(STEM, "model", "qa_loss")
+    assert {name for case in stored.values() for name in case["mistakes"]} == {m.name for m in mistakes.LOSS}
+    for case in stored.values():
+        values = [float(entry["value"]) for entry in case["mistakes"].values()] + [float(case["loss"])]
+        assert len(values) == len({round(v, 5) for v in values}), "two mistakes give the same loss"
+
+
+def test_loss_checks_pass_the_reference_and_the_solution(capsys):
+    assert loss_checks(ref.qa_loss) == ["", ""]
+    assert loss_checks(define(solution_cell("qa_loss"), "qa_loss")) == ["", ""]
+    output = capsys.readouterr()
+    assert output.out.count("\N{CHECK MARK}") == 4 and output.err == ""
+
+
+@pytest.mark.parametrize("seed", [1, 20261123])
+def test_hidden_loss_check_passes_the_reference_at_grading_seeds(seed):
+    checks.use_seed(seed)
+    try:
+        hidden.grade_qa_loss(ref.qa_loss)
+    finally:
+        checks.use_seed(None)
+
+
+LOSS_VARIANTS = [v for v in VARIANTS if v.name == "qa_loss"]
+
+
+@pytest.mark.parametrize("variant", LOSS_VARIANTS, ids=lambda v: f"{'right' if v.correct else 'wrong'}-{v.what}")
+def test_loss_variant_gets_its_verdict_from_both_checks(variant):
+    messages = loss_checks(define(variant.cell(solution_cell("qa_loss")), "qa_loss"))
+    if variant.correct:
+        assert messages == ["", ""]
+        return
+    assert all(messages), f"a check passed {variant.what!r}: {messages}"
+    for message in messages:
+        assert NAMED[variant.what] in message, message
+
+
+def test_unfinished_crashing_and_always_equal_losses():
+    def unfinished(start_logits, end_logits, start_positions, end_positions):
+        raise NotImplementedError()
+
+    with pytest.raises(NotImplementedYet):
+        visible.check_qa_loss(unfinished)
+    with pytest.raises(NotImplementedError):
+        hidden.grade_qa_loss(unfinished)
+
+    def crashing(start_logits, end_logits, start_positions, end_positions):
+        return F.cross_entropy(start_logits, start_positions.float())  # noqa: F821
+
+    assert all("NameError" in message for message in loss_checks(crashing))
+    assert all(loss_checks(lambda *args: AlwaysEqual()))
+
+
+# ------------------------------------------------------------------------------------------------
+# QAModel, in a kernel on the torch backend
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory):
+    problem = sandbox_check()
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    work = tmp_path_factory.mktemp("qa-pytorch-kernel") / "work"
+    env = declared_env(nbformat.read(release_path(STEM), as_version=4))
+    sandboxed = SandboxKernel(work, hidden=HIDDEN_BY_DEFAULT, env=env)
+    sandboxed.start()
+    try:
+        outcome = sandboxed.run(KERNEL_SETUP, 300)
+        assert outcome.status == "ok", outcome
+        remote = Remote(sandboxed, timeout=120)
+        remote.install()
+        yield sandboxed, remote
+    finally:
+        sandboxed.stop()
+
+
+def model_checks(kernel, source: str) -> list[str]:
+    """Define QAModel in the kernel from `source`; the visible check's and the hidden check's messages ("" for a
+    pass)."""
+    sandboxed, remote = kernel
+    defined = sandboxed.run(source, 120)
+    assert defined.status == "ok", defined
+    visible_outcome = sandboxed.run("check_qa_model(QAModel)", 300, keep_stdout=True)
+    if visible_outcome.status == "ok":
+        assert "\N{CHECK MARK}" in "".join(visible_outcome.stdout)
+        messages = [""]
+    else:
+        assert visible_outcome.status == "error", visible_outcome
+        messages = [f"{visible_outcome.ename}: {visible_outcome.evalue}"]
+    row = next(row for row in exercises(STEM) if row.name == "QAModel")
+    result, healthy = _judge(row, remote)
+    assert healthy, result.message
+    messages.append("" if result.score == result.max_score else result.message)
+    return messages
+
+
+def test_the_kernel_runs_keras_on_torch(kernel):
+    outcome = kernel[0].run("import keras, os\nprint(keras.config.backend(), os.environ['KERAS_BACKEND'])", 60,
+                            keep_stdout=True)
+    assert "".join(outcome.stdout).split() == ["torch", "torch"]
+
+
+def test_model_checks_pass_the_reference_and_the_solution(kernel):
+    reference = part_source("autograde.reference.qa_pytorch.model", ["QAModel"])
+    assert model_checks(kernel, reference) == ["", ""]
+    assert model_checks(kernel, solution_cell("QAModel")) == ["", ""]
+
+
+MODEL_VARIANTS = [v for v in VARIANTS if v.name == "QAModel"]
+
+
+@pytest.mark.parametrize("variant", MODEL_VARIANTS, ids=lambda v: f"{'right' if v.correct else 'wrong'}-{v.what}")
+def test_model_variant_gets_its_verdict_from_both_checks(kernel, variant):
+    messages = model_checks(kernel, variant.cell(solution_cell("QAModel")))
+    if variant.correct:
+        assert messages == ["", ""]
+        return
+    assert all(messages), f"a check passed {variant.what!r}: {messages}"
+    for message in messages:
+        assert NAMED[variant.what] in message, message
+
+
+def test_every_wrong_variant_has_its_message():
+    assert {v.what for v in VARIANTS if v.name in ("QAModel", "qa_loss") and not v.correct} == set(NAMED)
+    for name in ("QAModel", "qa_loss"):
+        assert sum(v.correct for v in VARIANTS if v.name == name) >= 2
+        assert sum(not v.correct for v in VARIANTS if v.name == name) >= 4
+
+
+def test_unfinished_model_stays_unfinished(kernel):
+    stub = next(cell.source for cell in nbformat.read(release_path(STEM), as_version=4).cells
+                if cell.metadata.get("nbgrader", {}).get("grade_id") == "QAModel")
+    messages = model_checks(kernel, stub)
+    assert messages[0].startswith("NotImplementedYet"), messages
+    assert "not implemented yet" in messages[1], messages
+
+
+@pytest.mark.parametrize("source,expected", [
+    ("class QAModel:\n    def __init__(self, backbone):\n        self.backbone = backbone\n", "not a torch.nn.Module"),
+    ("class QAModel(torch.nn.Module):\n    def __init__(self, backbone):\n        self.backbone = backbone\n",
+     "raised AttributeError"),
+    ("class QAModel(torch.nn.Module):\n    def __init__(self, backbone):\n        super().__init__()\n"
+     "        self.backbone = backbone\n        self.qa_outputs = torch.nn.Linear(backbone.hidden_dim, 2)\n\n"
+     "    def forward(self, token_ids, segment_ids, padding_mask):\n"
+     "        return self.qa_outputs(self.backbone(token_ids)['sequence_output'])\n", "raised"),
+    ("class QAModel(torch.nn.Module):\n    def __init__(self, backbone):\n        super().__init__()\n"
+     "        self.backbone = backbone\n        self.qa_outputs = torch.nn.Linear(backbone.hidden_dim, 2)\n\n"
+     "    def forward(self, token_ids, segment_ids, padding_mask):\n"
+     "        inputs = dict(token_ids=token_ids, segment_ids=segment_ids, padding_mask=padding_mask)\n"
+     "        return self.qa_outputs(self.backbone(inputs, training=self.training)['sequence_output'])\n",
+     "should return a pair"),
+    ("class QAModel(torch.nn.Module):\n    def __init__(self, backbone):\n        super().__init__()\n"
+     "        self.parts = [backbone]\n        self.qa_outputs = torch.nn.Linear(backbone.hidden_dim, 2)\n",
+     "does not keep the backbone"),
+], ids=["not a module", "no super().__init__()", "crash in forward", "one tensor", "backbone in a list"])
+def test_malformed_modules_fail_both_checks(kernel, source, expected):
+    for message in model_checks(kernel, source):
+        assert expected in message, message
+
+
+def test_every_logits_and_shape_mistake_is_stored():
+    stored = load_expected(STEM, "model", "QAModel")
+    assert {name for case in stored.values() for batch in case["mistakes"] for name in batch} == \
+        {mistake.name for mistake in mistakes.LOGITS}
+    assert {name for case in stored.values() for name in case["shapes"]} == {m.name for m in mistakes.SHAPES}
