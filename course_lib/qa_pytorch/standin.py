@@ -53,8 +53,8 @@ class StandInQAModel(torch.nn.Module):
         self.span_bias = torch.nn.Parameter(torch.zeros(2))
 
     def forward(self, token_ids, segment_ids, padding_mask):
-        inputs = {"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask}
-        vectors = self.backbone(inputs, training=self.training)["sequence_output"]
+        vectors = self.backbone(dict(token_ids=token_ids, segment_ids=segment_ids, padding_mask=padding_mask),
+                                training=self.training)["sequence_output"]
         start = vectors @ self.span_kernel[:, 0] + self.span_bias[0]
         end = vectors @ self.span_kernel[:, 1] + self.span_bias[1]
         return start, end
