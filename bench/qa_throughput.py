@@ -20,9 +20,11 @@ Other work on the machine skews such figures badly, PyTorch's most: its threads 
 operation, and a thread that has lost its core to another process holds the others up, which costs little on a big
 matrix product and a lot on BERT's many small operations (with two threads on two busy cores, a step took 17 times
 as long as with one). So each part first waits (up to --wait-idle seconds) for the cores to be quiet, and the report
-gives the load average before it and the share of the cores busy while it ran: quote figures only from a quiet run,
-or compare at --threads 1. Then the logits of a model saved from TensorFlow (pretrained backbone, seeded head) are
-computed on both backends for --compare windows of the test split and their largest difference is reported.
+gives the load average before it and the share of the cores other processes used while it ran; a part they
+disturbed more than --max-others is run again (--retries), the least disturbed attempt is kept, and the report says
+whether it was quiet: quote figures only from a quiet run, or compare at --threads 1. Then the logits of a model
+saved from TensorFlow (pretrained backbone, seeded head) are computed on both backends for --compare windows of the
+test split and their largest difference is reported.
 Writes bench/results/qa_throughput_<threads>_threads.json.
 """
 
@@ -72,24 +74,50 @@ def windows(split: str, count: int | None) -> object:
     return encode_examples(load_bert().tokenizer, examples, make_windows, max_length=256, stride=64)
 
 
-def timed(backend: str, function: str, arrays: dict, args, **extra) -> dict:
+def _system_busy() -> float:
     import psutil
 
+    t = psutil.cpu_times()
+    return t.user + t.nice + t.system + t.irq + t.softirq + t.steal
+
+
+def _children_cpu() -> float:
+    t = os.times()
+    return t.children_user + t.children_system
+
+
+def timed_once(backend: str, function: str, arrays: dict, args, **extra) -> dict:
+    """One run of the child; the share of the cores other processes used meanwhile (all busy time less the
+    child's own)."""
     from course_lib.qa_pytorch.backends import run_in_backend
 
     quiet = wait_for_quiet(args.wait_idle, args.idle_threshold)
-    psutil.cpu_percent(interval=None)
-    started = time.perf_counter()
+    busy, children, started = _system_busy(), _children_cpu(), time.perf_counter()
     rate = run_in_backend(backend, function, arrays=arrays, batch_size=args.batch_size, steps=args.steps,
                           warmup=args.warmup, threads=args.threads, **extra)
-    busy = psutil.cpu_percent(interval=None) / 100
+    wall = time.perf_counter() - started
+    others = (_system_busy() - busy) - (_children_cpu() - children)
     result = {key: (value.item() if hasattr(value, "item") else value) for key, value in rate.items()}
-    result.update(quiet, busy_share_while_running=round(busy, 3),
-                  process_seconds=round(time.perf_counter() - started, 1))
+    result.update(quiet, others_cpu_share=round(max(0.0, others) / (wall * (os.cpu_count() or 1)), 3),
+                  process_seconds=round(wall, 1))
     print(f"  {result['framework']:<10} {result['examples_per_second']:6.2f} examples/s "
           f"({result['seconds_per_step']:.2f} s per step; load average before {quiet['load_average_before'][0]:.2f}, "
-          f"cores busy {100 * busy:.0f}% while it ran)", flush=True)
+          f"other processes {100 * result['others_cpu_share']:.0f}% of the cores meanwhile)", flush=True)
     return result
+
+
+def timed(backend: str, function: str, arrays: dict, args, **extra) -> dict:
+    """timed_once, again (up to --retries times) while other processes used more than --max-others of the cores;
+    the least disturbed attempt, with the rates of all."""
+    tries = []
+    for _ in range(1 + args.retries):
+        tries.append(timed_once(backend, function, arrays, args, **extra))
+        if tries[-1]["others_cpu_share"] <= args.max_others:
+            break
+    best = dict(min(tries, key=lambda r: r["others_cpu_share"]))
+    best["attempts"] = [{key: r[key] for key in ("examples_per_second", "others_cpu_share")} for r in tries]
+    best["quiet"] = best["others_cpu_share"] <= args.max_others
+    return best
 
 
 def logit_difference(count: int) -> dict:
@@ -124,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare", type=int, default=64, help="test windows whose logits are compared")
     parser.add_argument("--wait-idle", type=float, default=300.0, help="seconds to wait for a quiet machine")
     parser.add_argument("--idle-threshold", type=float, default=0.15, help="busy share of the cores deemed quiet")
+    parser.add_argument("--max-others", type=float, default=0.1,
+                        help="share of the cores other processes may use while a part runs before it is timed again")
+    parser.add_argument("--retries", type=int, default=2, help="extra attempts of a disturbed part")
     args = parser.parse_args(argv)
 
     from course_lib.env import quiet_tensorflow

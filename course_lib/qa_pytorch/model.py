@@ -27,8 +27,6 @@ TOL = {"atol": 1e-4, "rtol": 1e-4}
 TRAINING_HINT = ("Keras layers do not follow torch's model.train() and model.eval(): call the backbone with "
                  "training=self.training")
 
-__all__ = ["check_qa_model", "check_qa_loss", "run_qa_model", "expect_qa_model", "torch_backbone", "STEM"]
-
 # ----------------------------------------------------------------------------------------------
 # A tiny BertBackbone on the PyTorch backend, with chosen weights
 
