@@ -68,6 +68,40 @@ def full_mode_offline(results_json: Path | None = None) -> None:
         os.environ["COURSE_RESULTS_JSON"] = str(results_json)
 
 
+def run_recording(path: Path, name: str, timeout: int) -> tuple[dict | None, Path]:
+    """Execute the notebook at `path` in full mode, offline, sampling its kernel's peak memory. The notebook
+    records its figures (course_lib.env.record_results) in bench/results/<name>_<stamp>.json; this adds the wall
+    time, peak memory, errors and load average and keeps the executed notebook beside it. Returns (figures, their
+    path); figures is None when the notebook recorded nothing (the errors are printed)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    figures_path = RESULTS / f"{name}_{stamp}.json"
+    full_mode_offline(figures_path)
+    notebook = nbformat.read(path, as_version=4)
+    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(path.parent)}})
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    with PeakMemory() as memory:
+        client.execute()
+    wall = time.perf_counter() - started
+    errors = [(index + 1, output.get("ename"), output.get("evalue", "")[:200])
+              for index, cell in enumerate(notebook.cells) for output in cell.get("outputs", [])
+              if output.get("output_type") == "error"]
+    if not figures_path.exists():
+        print(f"the notebook recorded no figures in {figures_path}; errors: {errors}", file=sys.stderr)
+        return None, figures_path
+    figures = json.loads(figures_path.read_text())
+    figures.update(wall_seconds=round(wall, 1), peak_memory_gib=round(memory.peak_bytes / 2**30, 2), errors=errors,
+                   cpu_count=os.cpu_count(), load_average_before=list(load_before), finished_utc=stamp)
+    figures_path.write_text(json.dumps(figures, indent=2))
+    nbformat.write(notebook, figures_path.with_suffix(".ipynb"))
+    return figures, figures_path
+
+
 def cell_seconds(cell) -> float:
     timing = cell.metadata.get("execution", {})
     start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")

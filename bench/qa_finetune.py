@@ -13,16 +13,12 @@ course set's F1 is reported (aim: >= 70).
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
-import os
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
-from notebook_time import RESULTS, PeakMemory, full_mode_offline  # noqa: E402
+from notebook_time import run_recording  # noqa: E402
 
 NOTEBOOK = REPO / "solutions" / "07_qa" / "07_qa.ipynb"
 TARGETS = {"stories_exact_match": 95.0, "fine_tuning_seconds": 480.0, "peak_memory_gib": 3.0}
@@ -33,34 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=1800, help="per-cell timeout in seconds")
     args = parser.parse_args(argv)
 
-    import nbformat
-    from nbclient import NotebookClient
-
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    figures_path = RESULTS / f"qa_finetune_{stamp}.json"
-    full_mode_offline(figures_path)
-
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
-    client = NotebookClient(notebook, timeout=args.timeout, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(NOTEBOOK.parent)}})
-    load_before = os.getloadavg()
-    started = time.perf_counter()
-    with PeakMemory() as memory:
-        client.execute()
-    wall = time.perf_counter() - started
-
-    errors = [(index + 1, output.get("ename"), output.get("evalue", "")[:200])
-              for index, cell in enumerate(notebook.cells) for output in cell.get("outputs", [])
-              if output.get("output_type") == "error"]
-    if not figures_path.exists():
-        print(f"the notebook recorded no figures in {figures_path}; errors: {errors}", file=sys.stderr)
+    figures, figures_path = run_recording(NOTEBOOK, "qa_finetune", args.timeout)
+    if figures is None:
         return 1
-    figures = json.loads(figures_path.read_text())
-    figures.update(wall_seconds=round(wall, 1), peak_memory_gib=round(memory.peak_bytes / 2**30, 2), errors=errors,
-                   cpu_count=os.cpu_count(), load_average_before=list(load_before), finished_utc=stamp)
-    figures_path.write_text(json.dumps(figures, indent=2))
-    nbformat.write(notebook, figures_path.with_suffix(".ipynb"))
+    wall, errors, load_before = figures["wall_seconds"], figures["errors"], figures["load_average_before"]
 
     print(f"fine-tuning       {figures['fine_tuning_seconds']:.0f} s on {figures['train_windows']} windows")
     for name, scores in figures["scores"].items():
