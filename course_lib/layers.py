@@ -170,6 +170,7 @@ def best_span(start_logits, end_logits, context_mask, max_answer_length=30, n_be
             for score, window, start, end in spans[:n_best]]
 
 
+@answer_to("07_qa")
 def normalize_answer(text: str) -> str:
     """SQuAD's answer normalisation: lower case, punctuation removed, articles removed, whitespace collapsed."""
     import re

@@ -219,7 +219,9 @@ def test_every_building_block_of_layers_py_is_marked_with_its_assignment():
                       "create_padding_mask": "02_scaled_dot_product_attention",
                       "create_look_ahead_mask": "02_scaled_dot_product_attention",
                       "scaled_dot_product_attention": "02_scaled_dot_product_attention",
-                      "EncoderLayer": "04_transformer"}
+                      "EncoderLayer": "04_transformer",
+                      **dict.fromkeys(["char_span_to_token_span", "make_windows", "best_span", "normalize_answer",
+                                       "squad_em_f1"], "07_qa")}
 
 
 def test_the_mark_changes_nothing_in_the_repository(tmp_path):
@@ -229,7 +231,7 @@ def test_the_mark_changes_nothing_in_the_repository(tmp_path):
         return 1
 
     assert layers.answer_to("01_positional_encoding", name="f", hint="h")(function) is function
-    student_kit.build(tmp_path / "all", ["01", "02", "04"])
+    student_kit.build(tmp_path / "all", ["01", "02", "04", "07"])
     assert (tmp_path / "all" / "course_lib" / "layers.py").read_text() == LAYERS_SOURCE
 
 
@@ -301,7 +303,7 @@ def test_the_command_builds_and_refuses_what_it_should_not_do(tmp_path, capsys):
     (other / "thesis.tex").write_text("mine")
     for args, problem in [(["--out", str(other)], "not a student kit"), (["--out", str(REPO)], "course's folder"),
                           (["--out", str(REPO / "notebooks" / "kit")], "inside the course's notebooks/"),
-                          (["--out", str(out), "--give", "07"], "no such assignment")]:
+                          (["--out", str(out), "--give", "09"], "no such assignment")]:
         assert student_kit.main(args) == 1
         assert problem in capsys.readouterr().err
     assert (other / "thesis.tex").read_text() == "mine"
