@@ -252,6 +252,36 @@ def _mask_diagnosis(logits: Sequence, batches: Sequence[Mapping]) -> str:
     return ""
 
 
+def expect_deterministic(report: dict, inference: np.ndarray, label: str) -> None:
+    """Two calls with training=False must agree: otherwise dropout acts at inference."""
+    if not np.allclose(report["again"], inference, atol=1e-6):
+        raise CheckFailed(f"[{label}] two calls with training=False gave different logits: dropout is active at "
+                          "inference. Let Keras pass `training` to the Dropout layer (never training=True)")
+
+
+def expect_trained_encoder_and_dropout(report: dict, inference: np.ndarray, label: str) -> None:
+    """The checks a fine-tuning head shares (06's and 07's): every encoder weight trained, dropout acting in
+    training only, on the encoder's output, at the given rate. `inference`: the first batch's logits with
+    training=False."""
+    if not report["backbone_trainable"] or report["backbone_trained"] < report["backbone_weights"]:
+        frozen = report["backbone_weights"] - report["backbone_trained"]
+        raise CheckFailed(f"[{label}] {frozen} of the backbone's {report['backbone_weights']} weights are not trained "
+                          f"(backbone.trainable is {report['backbone_trainable']}): fine-tuning trains the encoder "
+                          "with the head; do not freeze it")
+    training = np.asarray(report["training"], np.float64)
+    if np.allclose(training, inference, atol=1e-6):
+        raise CheckFailed(f"[{label}] with dropout={HEAD_DROPOUT} and training=True the logits are those of "
+                          "inference: no dropout acts. Apply keras.layers.Dropout(dropout) to the sequence_output, "
+                          "before the Dense head")
+    if np.mean(training == 0.0) > 0.2:
+        raise CheckFailed(f"[{label}] with training=True about half the logits are exactly 0: the dropout is applied "
+                          "to the logits. Apply it to the sequence_output, before the Dense head")
+    without = report.get("training_without_dropout")
+    if without is not None and not np.allclose(without, inference, **TOL):
+        raise CheckFailed(f"[{label}] built with dropout=0.0, the model still drops values in training: use the "
+                          "argument `dropout` as the rate, not a number of your own")
+
+
 def expect_token_classifier(report: dict, expected: Sequence, label: str, *, num_labels: int, hidden: int,
                             batches: Sequence[Mapping], shape_mistakes=(), value_mistakes=()) -> None:
     """The verdict on `run_token_classifier`'s report: shapes, the head, determinism, values (naming the usual
@@ -267,9 +297,7 @@ def expect_token_classifier(report: dict, expected: Sequence, label: str, *, num
         if np.shape(got) != want:
             raise CheckFailed(f"[{label}] on a batch of shape {want[:2]} the logits have shape {np.shape(got)}, "
                               f"expected {want}: the model must accept any batch size and sequence length")
-    if not np.allclose(report["again"], logits[0], atol=1e-6):
-        raise CheckFailed(f"[{label}] two calls with training=False gave different logits: dropout is active at "
-                          "inference. Let Keras pass `training` to the Dropout layer (never training=True)")
+    expect_deterministic(report, logits[0], label)
     index = _first_mismatch(logits, expected)
     if index is not None:
         where = f"{label}, batch of shape {shapes[index][:2]}"
@@ -278,23 +306,7 @@ def expect_token_classifier(report: dict, expected: Sequence, label: str, *, num
         expect_close(logits[index], expected[index], f"[{where}] the model's output", mistakes=mistakes,
                      hint=diagnosis or "The logits are Dense(num_labels) of the sequence_output, without activation",
                      **TOL)
-    if not report["backbone_trainable"] or report["backbone_trained"] < report["backbone_weights"]:
-        frozen = report["backbone_weights"] - report["backbone_trained"]
-        raise CheckFailed(f"[{label}] {frozen} of the backbone's {report['backbone_weights']} weights are not trained "
-                          f"(backbone.trainable is {report['backbone_trainable']}): fine-tuning trains the encoder "
-                          "with the head; do not freeze it")
-    training = np.asarray(report["training"], np.float64)
-    if np.allclose(training, logits[0], atol=1e-6):
-        raise CheckFailed(f"[{label}] with dropout={HEAD_DROPOUT} and training=True the logits are those of "
-                          "inference: no dropout acts. Apply keras.layers.Dropout(dropout) to the sequence_output, "
-                          "before the Dense head")
-    if np.mean(training == 0.0) > 0.2:
-        raise CheckFailed(f"[{label}] with training=True about half the logits are exactly 0: the dropout is applied "
-                          "to the logits. Apply it to the sequence_output, before the Dense head")
-    without = report.get("training_without_dropout")
-    if without is not None and not np.allclose(without, logits[0], **TOL):
-        raise CheckFailed(f"[{label}] built with dropout=0.0, the model still drops values in training: use the "
-                          "argument `dropout` as the rate, not a number of your own")
+    expect_trained_encoder_and_dropout(report, logits[0], label)
 
 
 # ----------------------------------------------------------------------------------------------

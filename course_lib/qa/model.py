@@ -18,15 +18,17 @@ import numpy as np
 from course_lib.checking import CheckFailed, call_learner, expect_close, passed, plain_message, quiet, to_array
 from course_lib.expected import load as load_expected
 from course_lib.ner.model import (
+    HEAD_DROPOUT,
     TINY_BACKBONE,
     classifier_batches,
+    expect_deterministic,
+    expect_trained_encoder_and_dropout,
     layers_below,
     seeded_classifier_weights,
     tiny_backbone,
 )
 
 STEM = "07_qa"
-HEAD_DROPOUT = 0.5  # the rate the checks ask for: half the vector dropped in training, never at inference
 TOL = {"atol": 1e-4, "rtol": 1e-4}
 OUTPUTS = "a list of two outputs, [start_logits, end_logits], each of shape (batch, seq)"
 
@@ -231,9 +233,7 @@ def expect_qa_model(report: dict, expected: Sequence, label: str, *, hidden: int
         if np.shape(got) != np.shape(right):
             raise CheckFailed(f"[{label}] on a batch of shape {np.shape(right)[1:]} the outputs have shape "
                               f"{np.shape(got)[1:]}: the model must accept any batch size and sequence length")
-    if not np.allclose(report["again"], outputs[0], atol=1e-6):
-        raise CheckFailed(f"[{label}] two calls with training=False gave different logits: dropout is active at "
-                          "inference. Let Keras pass `training` to the Dropout layer (never training=True)")
+    expect_deterministic(report, outputs[0], label)
     for index, (got, right) in enumerate(zip(outputs, expected, strict=True)):
         if np.allclose(got, right, **TOL):
             continue
@@ -243,23 +243,7 @@ def expect_qa_model(report: dict, expected: Sequence, label: str, *, hidden: int
                      hint=(_mask_diagnosis(outputs, batches) or "start_logits and end_logits are columns 0 and 1 "
                            "of Dense(2) on the sequence_output, without activation") + " (the first index is 0 for "
                      "start_logits, 1 for end_logits)", **TOL)
-    if not report["backbone_trainable"] or report["backbone_trained"] < report["backbone_weights"]:
-        frozen = report["backbone_weights"] - report["backbone_trained"]
-        raise CheckFailed(f"[{label}] {frozen} of the backbone's {report['backbone_weights']} weights are not trained "
-                          f"(backbone.trainable is {report['backbone_trainable']}): fine-tuning trains the encoder "
-                          "with the head; do not freeze it")
-    training = np.asarray(report["training"], np.float64)
-    if np.allclose(training, outputs[0], atol=1e-6):
-        raise CheckFailed(f"[{label}] with dropout={HEAD_DROPOUT} and training=True the logits are those of "
-                          "inference: no dropout acts. Apply keras.layers.Dropout(dropout) to the sequence_output, "
-                          "before the Dense head")
-    if np.mean(training == 0.0) > 0.2:
-        raise CheckFailed(f"[{label}] with training=True about half the logits are exactly 0: the dropout is applied "
-                          "to the logits. Apply it to the sequence_output, before the Dense head")
-    without = report.get("training_without_dropout")
-    if without is not None and not np.allclose(without, outputs[0], **TOL):
-        raise CheckFailed(f"[{label}] built with dropout=0.0, the model still drops values in training: use the "
-                          "argument `dropout` as the rate, not a number of your own")
+    expect_trained_encoder_and_dropout(report, outputs[0], label)
 
 
 # ----------------------------------------------------------------------------------------------
