@@ -12,10 +12,9 @@ import os
 import subprocess
 import sys
 
+import keras
 import numpy as np
 import pytest
-
-keras = pytest.importorskip("keras")
 
 from course_lib.layers import make_windows  # noqa: E402
 from course_lib.ner.model import TINY_BACKBONE, tiny_backbone  # noqa: E402
@@ -135,6 +134,19 @@ def test_saved_model_reproduces_the_keras_model(tmp_path, layout):
         np.testing.assert_allclose(sequence @ kernel[:, column] + bias[column], expected[column], atol=1e-5)
     description = json.loads((folder / "backbone.json").read_text())
     assert description["saved_with"]["backend"] == "tensorflow" and description["config"]["hidden_dim"] == 6
+
+
+def test_a_mixed_precision_model_is_saved_with_its_float32_weights(tmp_path):
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        model = _model("dense2")
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    folder = saving.save_qa_model(model, tmp_path / "qa_model")
+    kernel, bias = saving.load_head(folder)
+    head = model.get_layer("span_logits")
+    np.testing.assert_array_equal(kernel, np.asarray(head.kernel, np.float32))
+    np.testing.assert_array_equal(bias, np.asarray(head.bias, np.float32))
 
 
 def test_a_head_that_is_not_linear_is_refused(tmp_path):

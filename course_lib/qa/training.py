@@ -32,6 +32,7 @@ def stacked(model) -> keras.Model:
 def span_loss(positions, logits):
     """Mean of the start and end cross-entropies: positions (batch, 2) int, logits (batch, seq, 2)."""
     positions = keras.ops.cast(positions, "int32")
+    logits = keras.ops.cast(logits, "float32")  # a softmax over hundreds of positions needs float32's precision
     start = keras.losses.sparse_categorical_crossentropy(positions[:, 0], logits[..., 0], from_logits=True)
     end = keras.losses.sparse_categorical_crossentropy(positions[:, 1], logits[..., 1], from_logits=True)
     return keras.ops.mean((start + end) / 2.0)
