@@ -30,6 +30,26 @@ class AlwaysEqual:
     __hash__ = object.__hash__
 
 
+def _skip_as_failure(report) -> None:
+    """A skipped test proves nothing: the suite fails it, with the reason it gave."""
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"skipped, and this suite does not skip (a test that needs something absent fails): {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    _skip_as_failure(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    _skip_as_failure(outcome.get_result())
+
+
 @pytest.fixture(autouse=True, scope="session")
 def course_environment():
     """Fast mode for every notebook the tests run, the course's Python as the kernel, and no network for

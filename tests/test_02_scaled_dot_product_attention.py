@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-tf = pytest.importorskip("tensorflow")
+import tensorflow as tf
 
 from autograde.checks import scaled_dot_product_attention as hidden  # noqa: E402
 from autograde.reference import scaled_dot_product_attention as ref  # noqa: E402

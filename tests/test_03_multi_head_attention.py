@@ -9,12 +9,11 @@ import inspect
 import textwrap
 import types
 
+import keras
 import nbformat
 import numpy as np
 import pytest
-
-tf = pytest.importorskip("tensorflow")
-keras = pytest.importorskip("keras")
+import tensorflow as tf
 
 from autograde.checks import multi_head_attention as hidden  # noqa: E402
 from autograde.reference import multi_head_attention as ref  # noqa: E402

@@ -13,9 +13,7 @@ import textwrap
 import nbformat
 import numpy as np
 import pytest
-
-tf = pytest.importorskip("tensorflow")
-keras = pytest.importorskip("keras")
+import tensorflow as tf
 
 from autograde.checks.transformer import layers as hidden  # noqa: E402
 from autograde.reference.transformer import keras_layers  # noqa: E402

@@ -10,10 +10,7 @@ import types
 
 import numpy as np
 import pytest
-
-tf = pytest.importorskip("tensorflow")
-keras = pytest.importorskip("keras")
-
+import tensorflow as tf
 from test_04_transformer_layers import CrossQueryIsXDecoderLayer, NoResidualEncoderLayer  # noqa: E402
 
 from autograde.checks.transformer import stacks as hidden  # noqa: E402

@@ -12,12 +12,11 @@ import inspect
 import textwrap
 import types
 
+import keras
 import nbformat
 import numpy as np
 import pytest
-
-tf = pytest.importorskip("tensorflow")
-keras = pytest.importorskip("keras")
+import tensorflow as tf
 
 from autograde.checks.bert import encoder as hidden  # noqa: E402
 from autograde.checks.bert.weights import real_inputs  # noqa: E402

@@ -5,10 +5,8 @@ fingerprints are its weights'; an always-equal result fails; NotImplementedError
 
 from __future__ import annotations
 
+import keras
 import pytest
-
-tf = pytest.importorskip("tensorflow")
-keras = pytest.importorskip("keras")
 
 from autograde.checks.bert import weights as hidden  # noqa: E402
 from autograde.reference.bert.weights import EMBEDDING_SOURCES, LAYER_SOURCES, sources  # noqa: E402

@@ -6,17 +6,17 @@ stays unfinished, a crash is a failed check, an always-equal result fails."""
 
 from __future__ import annotations
 
+import keras
 import numpy as np
 import pytest
-
-tf = pytest.importorskip("tensorflow")
-keras = pytest.importorskip("keras")
+import tensorflow as tf
+from cell_checks import cell_function, failure_messages  # noqa: E402
+from cell_checks import solution_cell as solution_cell_of  # noqa: E402
 
 from autograde import checks  # noqa: E402
 from autograde.checks.ner import model as hidden  # noqa: E402
 from autograde.mistakes.ner import model as mistakes  # noqa: E402
 from autograde.reference.ner import model as ref  # noqa: E402
-from autograde.variants import solution_cells  # noqa: E402
 from autograde.variants.ner.model import VARIANTS  # noqa: E402
 from course_lib.checking import CheckFailed, NotImplementedYet  # noqa: E402
 from course_lib.expected import load as load_expected  # noqa: E402
@@ -59,30 +59,15 @@ CHECKS = {
 
 def define(source: str, name: str):
     """The function a cell defines, run with the notebook's imports."""
-    namespace: dict = {}
-    exec(NOTEBOOK_IMPORTS, namespace)
-    exec(compile(source, f"<cell {name}>", "exec"), namespace)
-    return namespace[name]
+    return cell_function(source, name, imports=NOTEBOOK_IMPORTS)
 
 
 def solution_cell(name: str) -> str:
-    """The solution notebook's code of `name` (markers removed)."""
-    source = solution_cells(STEM).get(name, "")
-    if f"def {name}(" not in source or source.rstrip().endswith("pass"):
-        pytest.skip(f"the solution notebook's {name} cell is not written yet")
-    return source
+    return solution_cell_of(STEM, name)
 
 
 def both_checks(name: str, fn) -> list[str]:
-    """The failure message of the visible and of the hidden check ("" for a pass)."""
-    messages = []
-    for check in CHECKS[name]:
-        try:
-            check(fn)
-            messages.append("")
-        except CheckFailed as failure:
-            messages.append(str(failure))
-    return messages
+    return failure_messages(CHECKS[name], fn)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import keras
 import numpy as np
 import pytest
-
-tf = pytest.importorskip("tensorflow")
-keras = pytest.importorskip("keras")
+import tensorflow as tf
 
 from autograde.reference.ner.model import build_token_classifier, masked_token_loss  # noqa: E402
 from course_lib.ner import LABELS, encoding, training  # noqa: E402
@@ -101,7 +100,7 @@ def test_encode_sentences_says_what_is_wrong(tokenizer):
 
 
 def test_encode_sentences_takes_conll_sentences(tokenizer):
-    conll = pytest.importorskip("course_lib.ner.conll")
+    from course_lib.ner import conll
     sentences = [conll.Sentence(s.tokens, s.tags) for s in SENTENCES]
     arrays = encoding.encode_sentences(tokenizer, sentences, label_to_id=LABEL_TO_ID, align=first_piece)
     assert arrays["token_ids"].shape == (3, 128)

@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cell_checks import cell_function, failure_messages, solution_cell
 
 from autograde import checks
 from autograde.checks.qa import decoding as hidden
 from autograde.mistakes.qa import decoding as mistakes
 from autograde.reference.qa.decoding import best_span
-from autograde.variants import solution_cells
 from autograde.variants.qa.decoding import VARIANTS
 from course_lib import layers
 from course_lib.checking import CheckFailed, NotImplementedYet
 from course_lib.expected import load as load_expected
 from course_lib.qa import decoding as visible
 
-from conftest import AlwaysEqual, solution_path
+from conftest import AlwaysEqual
 
 STEM = "07_qa"
 CHECKS = (visible.check_best_span, hidden.grade_best_span)
@@ -56,20 +56,11 @@ def fragment(what: str) -> str:
 
 
 def define(source: str):
-    namespace: dict = {}
-    exec(compile(source, "<cell best_span>", "exec"), namespace)
-    return namespace["best_span"]
+    return cell_function(source, "best_span")
 
 
 def both_checks(fn) -> list[str]:
-    messages = []
-    for check in CHECKS:
-        try:
-            check(fn)
-            messages.append("")
-        except CheckFailed as failure:
-            messages.append(str(failure))
-    return messages
+    return failure_messages(CHECKS, fn)
 
 
 def expect_named(fn, text: str) -> None:
@@ -182,12 +173,8 @@ def test_hidden_check_passes_the_reference_at_grading_seeds(seed):
 
 
 def test_checks_pass_the_solution_cell():
-    source = solution_cells(STEM).get("best_span", "") if solution_path(STEM).is_file() else ""
-    if "def best_span(" not in source:
-        pytest.skip("the solution notebook's best_span cell is not written yet")
-    namespace = {"np": np}
-    exec(source, namespace)
-    assert both_checks(namespace["best_span"]) == ["", ""]
+    solution = cell_function(solution_cell(STEM, "best_span"), "best_span", imports="import numpy as np\n")
+    assert both_checks(solution) == ["", ""]
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: f"{'right' if v.correct else 'wrong'}-{v.what}")

@@ -6,23 +6,22 @@ unfinished, a crash is a failed check, an always-equal result fails."""
 
 from __future__ import annotations
 
+import keras
 import numpy as np
 import pytest
-
-tf = pytest.importorskip("tensorflow")
-keras = pytest.importorskip("keras")
+from cell_checks import cell_function, failure_messages  # noqa: E402
+from cell_checks import solution_cell as solution_cell_of  # noqa: E402
 
 from autograde import checks  # noqa: E402
 from autograde.checks.qa import model as hidden  # noqa: E402
 from autograde.mistakes.qa import model as mistakes  # noqa: E402
 from autograde.reference.qa import model as ref  # noqa: E402
-from autograde.variants import solution_cells  # noqa: E402
 from autograde.variants.qa.model import VARIANTS  # noqa: E402
 from course_lib.checking import CheckFailed, NotImplementedYet  # noqa: E402
 from course_lib.expected import load as load_expected  # noqa: E402
 from course_lib.qa import model as visible  # noqa: E402
 
-from conftest import AlwaysEqual, solution_path  # noqa: E402
+from conftest import AlwaysEqual  # noqa: E402
 
 STEM = "07_qa"
 NOTEBOOK_IMPORTS = "import keras\nimport numpy as np\n"
@@ -59,29 +58,16 @@ def fragment(what: str) -> str:
 
 
 def define(source: str):
-    namespace: dict = {}
-    exec(NOTEBOOK_IMPORTS, namespace)
-    exec(compile(source, "<cell build_qa_model>", "exec"), namespace)
-    return namespace["build_qa_model"]
+    return cell_function(source, "build_qa_model", imports=NOTEBOOK_IMPORTS)
 
 
 def solution_cell() -> str:
-    source = solution_cells(STEM).get("build_qa_model", "") if solution_path(STEM).is_file() else ""
-    if "def build_qa_model(" not in source or source.rstrip().endswith("pass"):
-        pytest.skip("the solution notebook's build_qa_model cell is not written yet")
-    return source
+    return solution_cell_of(STEM, "build_qa_model")
 
 
 def both_checks(fn) -> list[str]:
     """The failure message of the visible and of the hidden check ("" for a pass)."""
-    messages = []
-    for check in CHECKS:
-        try:
-            check(fn)
-            messages.append("")
-        except CheckFailed as failure:
-            messages.append(str(failure))
-    return messages
+    return failure_messages(CHECKS, fn)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -5,10 +5,9 @@ averages, Reader.answer on any text and the HTML highlight; a tiny random BERT k
 
 from __future__ import annotations
 
+import keras
 import numpy as np
 import pytest
-
-keras = pytest.importorskip("keras")
 
 from autograde.reference.qa.model import build_qa_model  # noqa: E402
 from course_lib.layers import best_span, make_windows, squad_em_f1  # noqa: E402

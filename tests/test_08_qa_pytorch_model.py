@@ -13,8 +13,9 @@ from __future__ import annotations
 import nbformat
 import numpy as np
 import pytest
-
-torch = pytest.importorskip("torch")
+import torch
+from cell_checks import cell_function, failure_messages  # noqa: E402
+from cell_checks import solution_cell as solution_cell_of  # noqa: E402
 
 from autograde import checks  # noqa: E402
 from autograde.checks.qa_pytorch import model as hidden  # noqa: E402
@@ -24,9 +25,8 @@ from autograde.reference.qa_pytorch import model as ref  # noqa: E402
 from autograde.registry import exercises  # noqa: E402
 from autograde.remote import Remote, part_source  # noqa: E402
 from autograde.sandbox import HIDDEN_BY_DEFAULT, SandboxKernel, declared_env, sandbox_check  # noqa: E402
-from autograde.variants import solution_cells  # noqa: E402
 from autograde.variants.qa_pytorch import VARIANTS  # noqa: E402
-from course_lib.checking import CheckFailed, NotImplementedYet  # noqa: E402
+from course_lib.checking import NotImplementedYet  # noqa: E402
 from course_lib.expected import load as load_expected  # noqa: E402
 from course_lib.qa_pytorch import loss as loss_helpers  # noqa: E402
 from course_lib.qa_pytorch import model as visible  # noqa: E402
@@ -61,7 +61,7 @@ LOSS_NAMED = {what for what in NAMED if any(v.what == what and v.name == "qa_los
 
 
 def solution_cell(name: str) -> str:
-    return solution_cells(STEM)[name]
+    return solution_cell_of(STEM, name)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -69,21 +69,11 @@ def solution_cell(name: str) -> str:
 
 
 def define(source: str, name: str):
-    namespace: dict = {}
-    exec(NOTEBOOK_IMPORTS, namespace)
-    exec(compile(source, f"<cell {name}>", "exec"), namespace)
-    return namespace[name]
+    return cell_function(source, name, imports=NOTEBOOK_IMPORTS)
 
 
 def loss_checks(fn) -> list[str]:
-    messages = []
-    for check in (visible.check_qa_loss, hidden.grade_qa_loss):
-        try:
-            check(fn)
-            messages.append("")
-        except CheckFailed as failure:
-            messages.append(str(failure))
-    return messages
+    return failure_messages((visible.check_qa_loss, hidden.grade_qa_loss), fn)
 
 
 def test_reference_loss_by_hand():

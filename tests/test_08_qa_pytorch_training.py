@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-torch = pytest.importorskip("torch")
+import torch
+from cell_checks import cell_function, failure_messages  # noqa: E402
+from cell_checks import solution_cell as solution_cell_of  # noqa: E402
 
 from autograde import checks  # noqa: E402
 from autograde.checks.qa_pytorch import training as hidden  # noqa: E402
@@ -19,9 +20,8 @@ from autograde.mistakes.qa_pytorch import training as mistakes  # noqa: E402
 from autograde.reference.qa_pytorch import model as ref_model  # noqa: E402
 from autograde.reference.qa_pytorch import standin as ref_standin  # noqa: E402
 from autograde.reference.qa_pytorch import training as ref  # noqa: E402
-from autograde.variants import solution_cells  # noqa: E402
 from autograde.variants.qa_pytorch import VARIANTS  # noqa: E402
-from course_lib.checking import CheckFailed, NotImplementedYet  # noqa: E402
+from course_lib.checking import NotImplementedYet  # noqa: E402
 from course_lib.expected import load as load_expected  # noqa: E402
 from course_lib.qa_pytorch import loop, standin  # noqa: E402
 from course_lib.qa_pytorch import training as visible  # noqa: E402
@@ -56,21 +56,11 @@ NAMED = {
 
 def define(source: str, name: str, qa_loss=ref_model.qa_loss):
     """The function a cell defines, with the notebook's imports and a qa_loss in its namespace."""
-    namespace: dict = {"qa_loss": qa_loss}
-    exec(NOTEBOOK_IMPORTS, namespace)
-    exec(compile(source, f"<cell {name}>", "exec"), namespace)
-    return namespace[name]
+    return cell_function(source, name, imports=NOTEBOOK_IMPORTS, namespace={"qa_loss": qa_loss})
 
 
 def both_checks(name: str, fn) -> list[str]:
-    messages = []
-    for check in CHECKS[name]:
-        try:
-            check(fn)
-            messages.append("")
-        except CheckFailed as failure:
-            messages.append(str(failure))
-    return messages
+    return failure_messages(CHECKS[name], fn)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -155,7 +145,7 @@ def test_evaluate_numpy_weights_batches_by_their_size():
 
 
 def solution_cell(name: str) -> str:
-    return solution_cells(STEM)[name]
+    return solution_cell_of(STEM, name)
 
 
 @pytest.mark.parametrize("name", CHECKS)

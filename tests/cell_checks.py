@@ -1,0 +1,37 @@
+"""What the exercise tests share: a function defined by a notebook cell's code, a solution notebook's cell, and the
+failure messages of an exercise's visible and hidden checks on a function."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from autograde.variants import solution_cells
+from course_lib.checking import CheckFailed
+
+
+def cell_function(source: str, name: str, *, imports: str = "", namespace: dict | None = None):
+    """The function `name` that the cell `source` defines, run after `imports` in `namespace` (a fresh dict)."""
+    namespace = {} if namespace is None else dict(namespace)
+    exec(imports, namespace)
+    exec(compile(source, f"<cell {name}>", "exec"), namespace)
+    return namespace[name]
+
+
+def solution_cell(stem: str, name: str) -> str:
+    """The solution notebook's code of `name` (markers removed); AssertionError if it is not there."""
+    source = solution_cells(stem).get(name, "")
+    assert f"def {name}(" in source or f"class {name}(" in source, (
+        f"solutions/{stem}/{stem}.ipynb has no cell defining {name}: the grading tests need the instructor's answer")
+    return source
+
+
+def failure_messages(checks: Iterable[Callable], fn) -> list[str]:
+    """Each check's failure message on `fn`, "" for a pass (the visible check's first, then the hidden one's)."""
+    messages = []
+    for check in checks:
+        try:
+            check(fn)
+            messages.append("")
+        except CheckFailed as failure:
+            messages.append(str(failure))
+    return messages
