@@ -102,8 +102,47 @@ def test_show_heatmaps_shares_one_colour_scale():
 
 
 # ------------------------------------------------------------------------------------------------
-# course_lib.layers: the answers of assignments 01-02 and 04 that later notebooks import must agree with the
-# references that graded those assignments.
+# course_lib.layers: the building blocks that later notebooks import (answers of 01, 02, 04 and 07) must agree
+# with the independent references that graded them (CONTRIBUTING.md, "Where an answer lives").
+
+# Each marked block, and the test below that compares it with its reference.
+COMPARED = {"positional_encoding": "test_provided_positional_encoding_matches_the_reference",
+            "create_padding_mask": "test_provided_masks_match_the_reference",
+            "create_look_ahead_mask": "test_provided_masks_match_the_reference",
+            "scaled_dot_product_attention": "test_provided_attention_matches_the_reference",
+            "EncoderLayer": "test_provided_encoder_layer_passes_the_hidden_check_of_assignment_04",
+            "char_span_to_token_span": "test_provided_windows_and_spans_match_the_references",
+            "make_windows": "test_provided_windows_and_spans_match_the_references",
+            "best_span": "test_provided_best_span_matches_the_reference",
+            "normalize_answer": "test_provided_squad_scores_match_the_reference",
+            "squad_em_f1": "test_provided_squad_scores_match_the_reference"}
+
+
+def test_every_building_block_is_compared_with_its_reference():
+    from pathlib import Path
+
+    from autograde.student_kit.layers import answer_blocks
+
+    source = (Path(__file__).resolve().parents[1] / "course_lib" / "layers.py").read_text()
+    assert {block.name for block in answer_blocks(source)} == set(COMPARED)
+    assert all(callable(globals().get(test)) for test in COMPARED.values())
+
+
+def test_no_reference_imports_the_building_blocks():
+    """A reference that used course_lib.layers would grade a wrong block right; its Keras layers
+    (keras_layers.py) may build on the blocks, which the tests here keep equal to the NumPy references."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "autograde" / "reference"
+    users = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([node.module] if isinstance(node, ast.ImportFrom) else
+                     [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
+            if path.name != "keras_layers.py" and any((name or "").startswith("course_lib.layers") for name in names):
+                users.append(str(path.relative_to(root)))
+    assert users == []
 
 
 def test_provided_positional_encoding_matches_the_reference():
@@ -172,6 +211,72 @@ def test_provided_encoder_layer_with_gelu_is_a_keras_hub_bert_layer():
     ours.ffn.layers[1].set_weights(hub._feedforward_output_dense.get_weights())
     np.testing.assert_allclose(ours(x, mask=padding[:, None, :]).numpy(), hub(x, padding_mask=padding).numpy(),
                                atol=1e-6)
+
+
+def _random_windows(rng, containers: str):
+    """make_windows' arguments for a random question and context, ids and offsets in `containers`."""
+    size, question = int(rng.integers(0, 40)), int(rng.integers(1, 8))
+    max_length = question + 3 + int(rng.integers(1, 25))
+    stride = int(rng.integers(0, max_length - question - 3))
+    lengths = rng.integers(1, 6, size)
+    ends = np.cumsum(lengths + rng.integers(0, 3, size))  # tokens of 1-5 characters, 0-2 spaces between
+    offsets = [(int(end - length), int(end)) for end, length in zip(ends, lengths, strict=True)]
+    context = rng.integers(1000, 30000, size)
+    if containers == "arrays":
+        return [rng.integers(1000, 30000, question), context, np.array(offsets).reshape(-1, 2), max_length, stride]
+    return [rng.integers(1000, 30000, question).tolist(), context.tolist(), offsets, max_length, stride]
+
+
+def test_provided_windows_and_spans_match_the_references():
+    from autograde.reference.qa import spans, windows
+    from course_lib.layers import char_span_to_token_span, make_windows
+
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        args = _random_windows(rng, ["lists", "arrays"][trial % 2])
+        characters = int(args[2][-1][1]) + 3 if len(args[2]) else 4
+        answer = sorted(int(c) for c in rng.integers(0, characters, 2))
+        answer[1] += 1  # at least one character
+        options = {"answer": tuple(answer)} if trial % 3 else {"cls_id": 2, "sep_id": 3, "pad_id": 1}
+        provided = make_windows(*args, **options)
+        assert provided == windows.make_windows(*args, **options), (args, options)
+        for window in provided:
+            for start in range(-1, characters):
+                for end in (start + 1, start + 4):
+                    where = (window["offsets"], window["sequence_ids"], start, end)
+                    assert char_span_to_token_span(*where) == spans.char_span_to_token_span(*where), where
+
+
+def test_provided_best_span_matches_the_reference():
+    from autograde.reference.qa.decoding import best_span as reference
+    from course_lib.layers import best_span
+
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        windows, seq = int(rng.integers(1, 5)), int(rng.integers(1, 24))
+        grid = [0.5, 2 ** -8][trial % 2]  # many ties, then few; sums exact in float32 and float64
+        start, end = (rng.integers(-16, 16, (windows, seq)) * grid for _ in range(2))
+        mask = rng.random((windows, seq)) < 0.6
+        longest, n_best = int(rng.integers(1, 12)), int(rng.integers(1, 40))
+        args = {0: (start.astype(np.float32), end.astype(np.float32), mask),
+                1: (start, end, mask.astype(int)),
+                2: (start[0].tolist(), end[0].tolist(), mask[0].tolist())}[trial % 3]
+        assert best_span(*args, longest, n_best) == reference(*args, longest, n_best), (args, longest, n_best)
+        assert best_span(*args) == reference(*args)
+
+
+def test_provided_squad_scores_match_the_reference():
+    from autograde.reference.qa import metrics as reference
+    from course_lib.layers import normalize_answer, squad_em_f1
+
+    words = ["the", "A", "an", "Øresund", "bridge", "Bridge!", "a.k.a.", "'the'", "theatre", "1", "...", " \n"]
+    rng = np.random.default_rng(0)
+    for trial in range(1000):
+        prediction = " ".join(rng.choice(words, int(rng.integers(0, 5))))
+        golds = [" ".join(rng.choice(words, int(rng.integers(0, 5)))) for _ in range(int(rng.integers(0, 4)))]
+        golds = golds[0] if trial % 7 == 0 and golds else golds  # one gold answer as a plain string too
+        assert normalize_answer(prediction) == reference.normalize_answer(prediction), prediction
+        assert squad_em_f1(prediction, golds) == reference.squad_em_f1(prediction, golds), (prediction, golds)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Hidden check of `best_span` (assignment 07): the learner's function against the reference (course_lib.layers,
-through autograde.reference.qa.decoding) on seeded random logits and context masks laid out as make_windows lays
+"""Hidden check of `best_span` (assignment 07): the learner's function against the reference
+(autograde.reference.qa.decoding) on seeded random logits and context masks laid out as make_windows lays
 them out ([CLS] and the question scoring high, as a fine-tuned model's often do), with one to six windows, float32
 and float64 arrays, lists and 1-D inputs, arguments passed by position, by keyword or left to their defaults, ties
 (logits on a coarse grid), n_best above the number of valid spans, and no valid span at all. Every logit lies on a

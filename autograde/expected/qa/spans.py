@@ -9,7 +9,7 @@ from autograde.expected.ner.alignment import course_tokenizer
 from autograde.mistakes import stored
 from autograde.mistakes.qa import spans as mistakes
 from autograde.reference.qa import spans as ref
-from course_lib.layers import make_windows
+from autograde.reference.qa.windows import make_windows
 from course_lib.qa.spans import ORESUND, SPAN_CASES
 
 

@@ -1,2 +1,3 @@
-"""Reference implementations of assignment 07, extractive question answering. The text-side answers live once, in
-course_lib.layers (which later notebooks use); the modules here name them for the registry and add the model."""
+"""Reference implementations of assignment 07, extractive question answering: the truth the checks grade against,
+written independently of course_lib.layers, whose copies of the text-side answers (spans, windows, decoding,
+metrics) later notebooks use and a test keeps equal to these (tests/test_course_lib.py)."""
