@@ -1,7 +1,7 @@
 """Time the from-scratch multi-head attention layer of assignment 03 against keras.layers.MultiHeadAttention.
 
-The from-scratch layer is the reference layer of autograde/reference/multi_head_attention.py (the
-notebook's solution, with the same Dense projections), so the notebook is not needed. Both layers get
+The from-scratch layer is the reference layer of autograde/reference/multi_head_attention/keras_layers.py
+(the notebook's solution, with the same Dense projections), so the notebook is not needed. Both layers get
 the same weights, are compiled with tf.function, warmed up, and timed on self-attention with a padding
 mask; the table gives the median of the repeats. Keras is timed twice: returning the attention weights
 too (what the from-scratch layer does) and returning only the output (then it may use a fused kernel).

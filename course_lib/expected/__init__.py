@@ -1,8 +1,8 @@
 """Expected values of the visible checks, one JSON file per assignment (`<stem>.json` in this folder).
 
 The files are generated from the references by `python -m autograde.expected`, never edited by hand;
-tests/test_expected.py regenerates them and fails on any difference. Lists of numbers are read back as
-float64 arrays, strings (the messages of named mistakes) stay strings.
+tests/test_registry.py::test_expected_values_are_what_the_references_generate regenerates them and fails on any
+difference. Lists of numbers are read back as float64 arrays, strings (the messages of named mistakes) stay strings.
 """
 
 from __future__ import annotations
