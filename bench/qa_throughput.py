@@ -40,50 +40,23 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO))  # run as a script: bench's modules and course_lib import from the repository
+
+from bench.quiet import OthersMeter, least_disturbed, wait_for_quiet  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 MODULE = "autograde.reference.qa_pytorch.model:QAModel"
 TRAIN_STEP = "autograde.reference.qa_pytorch.training:train_step"
 
 
-def busy_share(seconds: float) -> float:
-    import psutil
-
-    return psutil.cpu_percent(interval=seconds) / 100
-
-
-def wait_for_quiet(limit: float, threshold: float) -> dict:
-    """Wait up to `limit` seconds for the cores' busy share over 3 s to drop below `threshold`."""
-    started = time.perf_counter()
-    while True:
-        busy = busy_share(3.0)
-        waited = time.perf_counter() - started
-        if busy < threshold or waited >= limit:
-            return {"busy_share_before": round(busy, 3), "waited_seconds": round(waited, 1),
-                    "load_average_before": [round(x, 2) for x in os.getloadavg()]}
-
-
 def windows(split: str, count: int | None) -> object:
     from course_lib.layers import make_windows
-    from course_lib.pretrained import load_bert
+    from course_lib.pretrained import load_tokenizer
     from course_lib.qa import corpus
     from course_lib.qa.features import encode_examples
 
     examples = corpus.load_splits()[split][:count]
-    return encode_examples(load_bert().tokenizer, examples, make_windows, max_length=256, stride=64)
-
-
-def _system_busy() -> float:
-    import psutil
-
-    t = psutil.cpu_times()
-    return t.user + t.nice + t.system + t.irq + t.softirq + t.steal
-
-
-def _children_cpu() -> float:
-    t = os.times()
-    return t.children_user + t.children_system
+    return encode_examples(load_tokenizer(), examples, make_windows, max_length=256, stride=64)
 
 
 def timed_once(backend: str, function: str, arrays: dict, args, **extra) -> dict:
@@ -92,14 +65,13 @@ def timed_once(backend: str, function: str, arrays: dict, args, **extra) -> dict
     from course_lib.qa_pytorch.backends import run_in_backend
 
     quiet = wait_for_quiet(args.wait_idle, args.idle_threshold)
-    busy, children, started = _system_busy(), _children_cpu(), time.perf_counter()
+    meter, started = OthersMeter(children=True), time.perf_counter()  # the part runs in a child process
+    meter.start()
     rate = run_in_backend(backend, function, arrays=arrays, batch_size=args.batch_size, steps=args.steps,
                           warmup=args.warmup, threads=args.threads, **extra)
-    wall = time.perf_counter() - started
-    others = (_system_busy() - busy) - (_children_cpu() - children)
+    others, wall = meter.stop(), time.perf_counter() - started
     result = {key: (value.item() if hasattr(value, "item") else value) for key, value in rate.items()}
-    result.update(quiet, others_cpu_share=round(max(0.0, others) / (wall * (os.cpu_count() or 1)), 3),
-                  process_seconds=round(wall, 1))
+    result.update(quiet, others_cpu_share=round(others, 3), process_seconds=round(wall, 1))
     print(f"  {result['framework']:<10} {result['examples_per_second']:6.2f} examples/s "
           f"({result['seconds_per_step']:.2f} s per step; load average before {quiet['load_average_before'][0]:.2f}, "
           f"other processes {100 * result['others_cpu_share']:.0f}% of the cores meanwhile)", flush=True)
@@ -109,13 +81,8 @@ def timed_once(backend: str, function: str, arrays: dict, args, **extra) -> dict
 def timed(backend: str, function: str, arrays: dict, args, **extra) -> dict:
     """timed_once, again (up to --retries times) while other processes used more than --max-others of the cores;
     the least disturbed attempt, with the rates of all."""
-    tries = []
-    for _ in range(1 + args.retries):
-        tries.append(timed_once(backend, function, arrays, args, **extra))
-        if tries[-1]["others_cpu_share"] <= args.max_others:
-            break
-    best = dict(min(tries, key=lambda r: r["others_cpu_share"]))
-    best["attempts"] = [{key: r[key] for key in ("examples_per_second", "others_cpu_share")} for r in tries]
+    best = least_disturbed(lambda: timed_once(backend, function, arrays, args, **extra), args.retries,
+                           args.max_others, kept=("examples_per_second", "others_cpu_share"))
     best["quiet"] = best["others_cpu_share"] <= args.max_others
     return best
 
