@@ -14,8 +14,9 @@ import pytest
 import tensorflow as tf
 
 from autograde.reference.ner.model import build_token_classifier, masked_token_loss  # noqa: E402
+from course_lib import finetuning  # noqa: E402
+from course_lib.heads import tiny_backbone  # noqa: E402
 from course_lib.ner import LABELS, encoding, training  # noqa: E402
-from course_lib.ner.model import tiny_backbone  # noqa: E402
 from course_lib.pretrained import load_bert  # noqa: E402
 
 LABEL_TO_ID = {label: i for i, label in enumerate(LABELS)}
@@ -123,19 +124,19 @@ def test_encode_text_keeps_offsets(tokenizer):
 
 
 def test_warmup_then_linear_decay():
-    schedule = training.WarmupLinearDecay(1e-3, warmup_steps=10, total_steps=110)
+    schedule = finetuning.WarmupLinearDecay(1e-3, warmup_steps=10, total_steps=110)
     values = {step: float(schedule(step)) for step in (0, 5, 10, 60, 109, 110, 200)}
     assert values == pytest.approx({0: 0.0, 5: 5e-4, 10: 1e-3, 60: 5e-4, 109: 1e-5, 110: 0.0, 200: 0.0}, abs=1e-9)
-    assert float(training.WarmupLinearDecay(2.0, warmup_steps=0, total_steps=4)(0)) == pytest.approx(2.0)
+    assert float(finetuning.WarmupLinearDecay(2.0, warmup_steps=0, total_steps=4)(0)) == pytest.approx(2.0)
     assert float(schedule(tf.constant(5, tf.int64))) == pytest.approx(5e-4)
     with pytest.raises(ValueError):
-        training.WarmupLinearDecay(1e-3, warmup_steps=5, total_steps=4)
+        finetuning.WarmupLinearDecay(1e-3, warmup_steps=5, total_steps=4)
 
 
 def test_schedule_is_serialisable():
-    schedule = training.WarmupLinearDecay(3e-5, warmup_steps=7, total_steps=70)
+    schedule = finetuning.WarmupLinearDecay(3e-5, warmup_steps=7, total_steps=70)
     again = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(schedule))
-    assert isinstance(again, training.WarmupLinearDecay) and again.get_config() == schedule.get_config()
+    assert isinstance(again, finetuning.WarmupLinearDecay) and again.get_config() == schedule.get_config()
     optimizer = keras.optimizers.AdamW(learning_rate=schedule)
     rebuilt = keras.optimizers.AdamW.from_config(optimizer.get_config())
     assert float(rebuilt.learning_rate) == pytest.approx(0.0)  # step 0 of the warm-up
@@ -160,16 +161,16 @@ def random_arrays(seed=0, n=100, max_length=64, vocabulary=50, num_labels=5):
 
 def test_batch_plan_covers_every_row_once_with_bucketed_widths():
     arrays = random_arrays()
-    lengths = training.lengths_of(arrays)
+    lengths = finetuning.lengths_of(arrays)
     for rng in (None, np.random.default_rng(1)):
-        plan = training.batch_plan(lengths, 16, bucket=16, max_length=64, rng=rng, pool=2)
+        plan = finetuning.batch_plan(lengths, 16, bucket=16, max_length=64, rng=rng, pool=2)
         rows = np.concatenate([r for r, _ in plan])
         assert sorted(rows.tolist()) == list(range(100)) and len(plan) == 7
         for r, width in plan:
             assert width % 16 == 0 and lengths[r].max() <= width <= 64 and width - lengths[r].max() < 16
-    sorted_plan = training.batch_plan(lengths, 16, bucket=16, max_length=64)
+    sorted_plan = finetuning.batch_plan(lengths, 16, bucket=16, max_length=64)
     assert [w for _, w in sorted_plan] == sorted(w for _, w in sorted_plan)
-    assert training.batch_plan(np.array([3, 100]), 1, bucket=16, max_length=100)[-1][1] == 100  # capped
+    assert finetuning.batch_plan(np.array([3, 100]), 1, bucket=16, max_length=100)[-1][1] == 100  # capped
 
 
 def _epoch(dataset):
@@ -178,7 +179,7 @@ def _epoch(dataset):
 
 def test_batches_rows_are_whole_and_aligned_and_reshuffled():
     arrays = random_arrays()
-    dataset = training.batches(arrays, 16, shuffle=True, seed=3)
+    dataset = finetuning.batches(arrays, 16, shuffle=True, seed=3)
     assert int(dataset.cardinality()) == 7
     first, second = _epoch(dataset), _epoch(dataset)
     for epoch in (first, second):
@@ -197,15 +198,15 @@ def test_batches_rows_are_whole_and_aligned_and_reshuffled():
         assert sorted(seen) == list(range(100))
     order = [b[0]["token_ids"].numpy()[:, 1].tolist() for b in first]
     assert order != [b[0]["token_ids"].numpy()[:, 1].tolist() for b in second]
-    again = _epoch(training.batches(arrays, 16, shuffle=True, seed=3))
+    again = _epoch(finetuning.batches(arrays, 16, shuffle=True, seed=3))
     assert order == [b[0]["token_ids"].numpy()[:, 1].tolist() for b in again]
 
 
 def test_bucketing_cuts_most_of_the_padding():
     arrays = random_arrays(n=400, max_length=128)
     arrays["padding_mask"][:, 30:] = 0  # sentences of at most 30 tokens, padded to 128
-    assert training.padding_share(arrays, 16) < 0.3
-    assert training.padding_share(arrays, 16, bucket=128) > 0.7
+    assert finetuning.padding_share(arrays, 16) < 0.3
+    assert finetuning.padding_share(arrays, 16, bucket=128) > 0.7
 
 
 # ------------------------------------------------------------------------------------------------
@@ -260,12 +261,12 @@ def test_predictions_in_the_arrays_order(tiny_run):
 def test_learning_curves_plot(tiny_run):
     import matplotlib.pyplot as plt
 
-    figure = training.plot_learning_curves(tiny_run[3])
+    figure = finetuning.plot_learning_curves(tiny_run[3])
     assert len(figure.axes) == 2 and figure.axes[0].get_legend() is not None
     plt.close(figure)
     plain = keras.callbacks.History()
     plain.history = {"loss": [1.0, 0.5], "val_loss": [0.9, 0.6]}
-    plt.close(training.plot_learning_curves(plain))
+    plt.close(finetuning.plot_learning_curves(plain))
 
 
 def test_fine_tune_is_quiet_on_stderr(capfd):

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from autograde.reference.qa.model import build_qa_model  # noqa: E402
+from course_lib.heads import tiny_backbone  # noqa: E402
 from course_lib.layers import best_span, make_windows, squad_em_f1  # noqa: E402
-from course_lib.ner.model import tiny_backbone  # noqa: E402
 from course_lib.pretrained import load_bert  # noqa: E402
 from course_lib.qa import stories  # noqa: E402
 from course_lib.qa.answering import Prediction, Reader, decode, evaluate, highlight  # noqa: E402

@@ -16,8 +16,8 @@ import keras
 import numpy as np
 import pytest
 
+from course_lib.heads import TINY_BACKBONE, tiny_backbone  # noqa: E402
 from course_lib.layers import make_windows  # noqa: E402
-from course_lib.ner.model import TINY_BACKBONE, tiny_backbone  # noqa: E402
 from course_lib.qa import corpus, saving  # noqa: E402
 from course_lib.qa.features import encode_examples  # noqa: E402
 from course_lib.qa_pytorch import loop, throughput  # noqa: E402

@@ -12,8 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from course_lib.heads import INPUT_NAMES
+
 IGNORE = -100  # the label of tokens that the loss skips: [CLS], [SEP], continuation pieces, padding
-INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
 
 
 def _cut(ids: list, max_length: int) -> list:

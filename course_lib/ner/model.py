@@ -1,8 +1,8 @@
 """Assignment 06, the model side: the visible checks of `build_token_classifier` and `masked_token_loss`, and the
 helpers both checks share.
 
-`build_token_classifier` is checked on a tiny keras-hub `BertBackbone` (random sizes, every weight set from a
-seeded generator, dropout 0 inside the encoder): `run_token_classifier` builds the learner's model on it,
+`build_token_classifier` is checked on a tiny keras-hub `BertBackbone` (course_lib.heads: random sizes, every weight
+set from a seeded generator, dropout 0 inside the encoder): `run_token_classifier` builds the learner's model on it,
 sets the head's weights, and calls it on padded batches; `expect_token_classifier` compares with logits the
 reference computed with the same weights (`course_lib/expected/06_ner.json`) and names the usual mistakes.
 `masked_token_loss` is called eagerly with int32 and int64 labels, and as Keras calls a loss during `fit`
@@ -12,112 +12,30 @@ reference computed with the same weights (`course_lib/expected/06_ner.json`) and
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from course_lib.checking import CheckFailed, call_learner, expect_close, passed, plain_message, quiet, to_array
 from course_lib.expected import load as load_expected
+from course_lib.heads import (
+    HEAD_DROPOUT,
+    TINY_BACKBONE,
+    TOL,
+    classifier_batches,
+    expect_deterministic,
+    expect_trained_encoder_and_dropout,
+    head_candidates,
+    seeded_classifier_weights,
+    tiny_backbone,
+    trained_share,
+)
 from course_lib.ner.loss import IGNORE, LOSS_CASES, expect_loss, loss_case, run_loss
 
 STEM = "06_ner"
-# A tiny BERT for the checks: the real one would take seconds per call. No dropout inside the encoder, so that
-# the head's dropout is the only randomness of a call with training=True.
-# hidden_dim 6 is neither a num_labels of the checks nor one less, so a wrong output shape names one mistake.
-TINY_BACKBONE = {"vocabulary_size": 50, "num_layers": 2, "num_heads": 2, "hidden_dim": 6, "intermediate_dim": 12,
-                 "max_sequence_length": 32, "num_segments": 2}
-HEAD_DROPOUT = 0.5  # the rate the checks ask for: half the vector dropped in training, never at inference
-TOL = {"atol": 1e-4, "rtol": 1e-4}
-
-# ----------------------------------------------------------------------------------------------
-# A tiny backbone with chosen weights, and inputs for it
-
-
-def tiny_backbone(config: Mapping, weights: Mapping[str, np.ndarray] | None = None):
-    """A keras-hub BertBackbone of the sizes in `config`, without dropout; `weights` (by variable path) set."""
-    import keras_hub
-
-    with quiet():
-        backbone = keras_hub.models.BertBackbone(**dict(config), dropout=0.0)
-    if weights is not None:
-        variables = {variable.path: variable for variable in backbone.weights}
-        if set(variables) != set(weights):
-            raise ValueError(f"the backbone's weights are {sorted(variables)}, not {sorted(weights)}")
-        for path, value in weights.items():
-            variables[path].assign(np.asarray(value, np.float32))
-    return backbone
-
-
-@functools.cache
-def _weight_shapes(config_items: tuple) -> tuple:
-    backbone = tiny_backbone(dict(config_items))
-    return tuple((variable.path, tuple(int(d) for d in variable.shape)) for variable in backbone.weights)
-
-
-def backbone_weight_shapes(config: Mapping) -> dict[str, tuple[int, ...]]:
-    """{variable path: shape} of a BertBackbone of these sizes."""
-    return dict(_weight_shapes(tuple(sorted(config.items()))))
-
-
-def seeded_classifier_weights(config: Mapping, num_labels: int, seed: int) -> tuple[dict, dict]:
-    """(backbone weights by path, head {"kernel", "bias"}), float32 from a seeded generator."""
-    from course_lib.keras_weights import seeded_values
-
-    backbone = seeded_values(backbone_weight_shapes(config), seed)
-    head = seeded_values({"kernel": (config["hidden_dim"], num_labels), "bias": (num_labels,)}, seed + 1)
-    head["bias"] = head["bias"] + np.float32(0.5)  # clear of 0, so that dropout on the logits shows as exact zeros
-    return backbone, head
-
-
-def classifier_batches(rng: np.random.Generator, config: Mapping, shapes: Sequence[tuple[int, int]]) -> list[dict]:
-    """Padded int32 inputs, one dict per (batch, seq) in `shapes` (each row a different length, the first row
-    full, the second at most half), then two probes of the first batch: its padding positions given other
-    token ids, and one real token of its first row changed."""
-    batches = []
-    for batch, seq in shapes:
-        lengths = rng.integers(1, seq + 1, size=batch)
-        lengths[0] = seq
-        if batch > 1:
-            lengths[1] = max(1, seq // 2)
-        mask = (np.arange(seq)[None, :] < lengths[:, None]).astype(np.int32)
-        ids = rng.integers(1, config["vocabulary_size"], size=(batch, seq)) * mask
-        split = rng.integers(1, seq + 1, size=batch)
-        segments = ((np.arange(seq)[None, :] >= split[:, None]) * mask).astype(np.int32)
-        batches.append({"token_ids": ids.astype(np.int32), "segment_ids": segments, "padding_mask": mask})
-    first = batches[0]
-    padding = first["padding_mask"] == 0
-    padded = dict(first, token_ids=np.where(padding, rng.integers(1, config["vocabulary_size"], size=padding.shape),
-                                            first["token_ids"]).astype(np.int32))
-    changed = first["token_ids"].copy()
-    changed[0, 0] = changed[0, 0] % (config["vocabulary_size"] - 1) + 1  # another id, never 0
-    return [*batches, padded, dict(first, token_ids=changed)]
-
 
 # ----------------------------------------------------------------------------------------------
 # build_token_classifier: running the learner's model (where the learner's code lives)
-
-
-def layers_below(layer) -> list:
-    """Every layer inside `layer` (nested models, wrappers), depth first."""
-    found, stack, seen = [], list(getattr(layer, "layers", [])), set()
-    while stack:
-        current = stack.pop(0)
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        found.append(current)
-        stack += list(getattr(current, "layers", []))
-        if getattr(current, "layer", None) is not None:  # TimeDistributed and other wrappers
-            stack.append(current.layer)
-    return found
-
-
-def _head_candidates(model, backbone) -> list:
-    """The layers outside the backbone that own a 2-D `kernel`: the head is one of them."""
-    inside = {id(layer) for layer in [backbone, *layers_below(backbone)]}
-    return [layer for layer in layers_below(model)
-            if id(layer) not in inside and getattr(layer, "kernel", None) is not None and len(layer.kernel.shape) == 2]
 
 
 def _describe(layer) -> dict:
@@ -153,13 +71,6 @@ def _call_model(model, inputs: Mapping, training: bool) -> np.ndarray:
     return to_array(output, "the model's output")
 
 
-def _trained_share(model, backbone) -> dict:
-    trained = {id(variable) for variable in model.trainable_weights}
-    weights = backbone.weights
-    return {"backbone_trainable": bool(backbone.trainable), "backbone_weights": len(weights),
-            "backbone_trained": sum(id(variable) in trained for variable in weights)}
-
-
 def run_token_classifier(build_token_classifier, config: Mapping, num_labels: int, *, backbone_weights: Mapping,
                          head_weights: Mapping, batches: Sequence[Mapping]) -> dict:
     """Build the learner's model on a tiny backbone with `backbone_weights`, give its head `head_weights`, and
@@ -177,10 +88,10 @@ def run_token_classifier(build_token_classifier, config: Mapping, num_labels: in
         raise CheckFailed(f"build_token_classifier should return a keras.Model, got a {type(model).__name__}: "
                           "return keras.Model(inputs, logits)")
     first = _call_model(model, batches[0], training=False)
-    report = {"shape": list(first.shape), "heads": [_describe(layer) for layer in _head_candidates(model, backbone)],
-              **_trained_share(model, backbone), "logits": None}
+    report = {"shape": list(first.shape), "heads": [_describe(layer) for layer in head_candidates(model, backbone)],
+              **trained_share(model, backbone), "logits": None}
     hidden = config["hidden_dim"]
-    heads = [layer for layer in _head_candidates(model, backbone) if tuple(layer.kernel.shape) == (hidden, num_labels)]
+    heads = [layer for layer in head_candidates(model, backbone) if tuple(layer.kernel.shape) == (hidden, num_labels)]
     if len(heads) != 1 or getattr(heads[0], "bias", None) is None:
         return report
     heads[0].kernel.assign(np.asarray(head_weights["kernel"], np.float32))
@@ -192,7 +103,7 @@ def run_token_classifier(build_token_classifier, config: Mapping, num_labels: in
         without = call_learner(build_token_classifier, backbone, num_labels, dropout=0.0)
     if isinstance(without, keras.Model):
         _call_model(without, batches[0], training=False)
-        again = [layer for layer in _head_candidates(without, backbone)
+        again = [layer for layer in head_candidates(without, backbone)
                  if tuple(layer.kernel.shape) == (hidden, num_labels) and getattr(layer, "bias", None) is not None]
         if len(again) == 1:
             again[0].kernel.assign(np.asarray(head_weights["kernel"], np.float32))
@@ -250,36 +161,6 @@ def _mask_diagnosis(logits: Sequence, batches: Sequence[Mapping]) -> str:
     if np.allclose(base, changed, **TOL):
         return "Changing a token id changed no logit: the logits must come from the backbone's sequence_output"
     return ""
-
-
-def expect_deterministic(report: dict, inference: np.ndarray, label: str) -> None:
-    """Two calls with training=False must agree: otherwise dropout acts at inference."""
-    if not np.allclose(report["again"], inference, atol=1e-6):
-        raise CheckFailed(f"[{label}] two calls with training=False gave different logits: dropout is active at "
-                          "inference. Let Keras pass `training` to the Dropout layer (never training=True)")
-
-
-def expect_trained_encoder_and_dropout(report: dict, inference: np.ndarray, label: str) -> None:
-    """The checks a fine-tuning head shares (06's and 07's): every encoder weight trained, dropout acting in
-    training only, on the encoder's output, at the given rate. `inference`: the first batch's logits with
-    training=False."""
-    if not report["backbone_trainable"] or report["backbone_trained"] < report["backbone_weights"]:
-        frozen = report["backbone_weights"] - report["backbone_trained"]
-        raise CheckFailed(f"[{label}] {frozen} of the backbone's {report['backbone_weights']} weights are not trained "
-                          f"(backbone.trainable is {report['backbone_trainable']}): fine-tuning trains the encoder "
-                          "with the head; do not freeze it")
-    training = np.asarray(report["training"], np.float64)
-    if np.allclose(training, inference, atol=1e-6):
-        raise CheckFailed(f"[{label}] with dropout={HEAD_DROPOUT} and training=True the logits are those of "
-                          "inference: no dropout acts. Apply keras.layers.Dropout(dropout) to the sequence_output, "
-                          "before the Dense head")
-    if np.mean(training == 0.0) > 0.2:
-        raise CheckFailed(f"[{label}] with training=True about half the logits are exactly 0: the dropout is applied "
-                          "to the logits. Apply it to the sequence_output, before the Dense head")
-    without = report.get("training_without_dropout")
-    if without is not None and not np.allclose(without, inference, **TOL):
-        raise CheckFailed(f"[{label}] built with dropout=0.0, the model still drops values in training: use the "
-                          "argument `dropout` as the rate, not a number of your own")
 
 
 def expect_token_classifier(report: dict, expected: Sequence, label: str, *, num_labels: int, hidden: int,

@@ -1,6 +1,6 @@
 """Assignment 07, the span head: the visible check of `build_qa_model` and the helpers its hidden check shares.
 
-`build_qa_model(backbone, dropout)` is checked as assignment 06's token classifier is (course_lib.ner.model): on a
+`build_qa_model(backbone, dropout)` is checked as assignment 06's token classifier is (course_lib.heads): on a
 tiny keras-hub `BertBackbone` with every weight set from a seeded generator, `run_qa_model` builds the learner's
 model, finds its head and gives it the check's weights, and calls it on padded batches; `expect_qa_model` compares
 the two outputs, stacked as (2, batch, seq) with the start logits first, with what the reference computed with the
@@ -17,15 +17,16 @@ import numpy as np
 
 from course_lib.checking import CheckFailed, call_learner, expect_close, passed, plain_message, quiet, to_array
 from course_lib.expected import load as load_expected
-from course_lib.ner.model import (
+from course_lib.heads import (
     HEAD_DROPOUT,
     TINY_BACKBONE,
     classifier_batches,
     expect_deterministic,
     expect_trained_encoder_and_dropout,
-    layers_below,
+    head_candidates,
     seeded_classifier_weights,
     tiny_backbone,
+    trained_share,
 )
 
 STEM = "07_qa"
@@ -34,13 +35,6 @@ OUTPUTS = "a list of two outputs, [start_logits, end_logits], each of shape (bat
 
 # ----------------------------------------------------------------------------------------------
 # Running the learner's model (where the learner's code lives)
-
-
-def _head_layers(model, backbone) -> list:
-    """The layers outside the backbone that own a 2-D `kernel`: the head is among them."""
-    inside = {id(layer) for layer in [backbone, *layers_below(backbone)]}
-    return [layer for layer in layers_below(model) if id(layer) not in inside
-            and getattr(layer, "kernel", None) is not None and len(layer.kernel.shape) == 2]
 
 
 def _layer_facts(layer) -> dict:
@@ -112,12 +106,6 @@ def _feeding_order(model, layout: list, kernel, bias, inputs: Mapping) -> list:
     return layout[::-1] if varies == [False, True] else layout
 
 
-def _trained_share(model, backbone) -> dict:
-    trained = {id(variable) for variable in model.trainable_weights}
-    return {"backbone_trainable": bool(backbone.trainable), "backbone_weights": len(backbone.weights),
-            "backbone_trained": sum(id(variable) in trained for variable in backbone.weights)}
-
-
 def _built(build_qa_model, backbone, dropout: float):
     import keras
 
@@ -141,9 +129,9 @@ def run_qa_model(build_qa_model, config: Mapping, *, backbone_weights: Mapping, 
     backbone = tiny_backbone(config, backbone_weights)
     model = _built(build_qa_model, backbone, HEAD_DROPOUT)
     kind, first = _outputs(model, batches[0], training=False)
-    heads = _head_layers(model, backbone)
+    heads = head_candidates(model, backbone)
     report = {"kind": kind, "shapes": [list(output.shape) for output in first],
-              "heads": [_layer_facts(layer) for layer in heads], **_trained_share(model, backbone), "outputs": None}
+              "heads": [_layer_facts(layer) for layer in heads], **trained_share(model, backbone), "outputs": None}
     layout = _layout(heads, config["hidden_dim"])
     if layout is None or len(first) != 2 or first[0].shape != first[1].shape:
         return report
@@ -156,7 +144,7 @@ def run_qa_model(build_qa_model, config: Mapping, *, backbone_weights: Mapping, 
     report["training"] = _stacked(model, batches[0], training=True)
     without = _built(build_qa_model, backbone, 0.0)
     kind, outputs = _outputs(without, batches[0], training=False)
-    again = _layout(_head_layers(without, backbone), config["hidden_dim"])
+    again = _layout(head_candidates(without, backbone), config["hidden_dim"])
     if again is not None and len(outputs) == 2:
         _give(_feeding_order(without, again, kernel, bias, batches[0]), kernel, bias)
         report["training_without_dropout"] = _stacked(without, batches[0], training=True)
@@ -206,7 +194,7 @@ def _head_failure(report: dict, hidden: int, label: str) -> None:
 
 
 def _mask_diagnosis(outputs: Sequence, batches: Sequence[Mapping]) -> str:
-    """Why the values differ, from the two probes at the end of the batches (course_lib.ner.model's
+    """Why the values differ, from the two probes at the end of the batches (course_lib.heads's
     classifier_batches: the padding given other token ids, then one real token changed)."""
     base, padded, changed = (np.asarray(outputs[i], np.float64) for i in (0, -2, -1))
     real = np.asarray(batches[0]["padding_mask"]) == 1

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib.heads import layers_below
+
 CONFIG_FILE = "backbone.json"
 WEIGHTS_FILE = "backbone.weights.h5"
 HEAD_FILE = "head.npz"
@@ -32,22 +34,10 @@ class SavedModelError(ValueError):
     """A model that cannot be saved in this format, or a folder that does not hold one."""
 
 
-def _layers_below(layer) -> list:
-    found, stack, seen = [], list(getattr(layer, "layers", [])), set()
-    while stack:
-        current = stack.pop(0)
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        found.append(current)
-        stack += list(getattr(current, "layers", []))
-    return found
-
-
 def _backbone_of(model):
     import keras_hub
 
-    found = [layer for layer in _layers_below(model) if isinstance(layer, keras_hub.models.BertBackbone)]
+    found = [layer for layer in layers_below(model) if isinstance(layer, keras_hub.models.BertBackbone)]
     if len(found) != 1:
         raise SavedModelError(f"the model should hold one keras_hub BertBackbone, it holds {len(found)}")
     return found[0]
@@ -75,9 +65,9 @@ def _head_of(model, backbone) -> tuple[np.ndarray, np.ndarray]:
     """(kernel (hidden, 2), bias (2,)) that turn the backbone's sequence output into the model's [start, end]."""
     import keras
 
-    inside = {id(layer) for layer in [backbone, *_layers_below(backbone)]}
+    inside = {id(layer) for layer in [backbone, *layers_below(backbone)]}
     hidden = int(backbone.hidden_dim)
-    candidates = [layer for layer in _layers_below(model) if id(layer) not in inside
+    candidates = [layer for layer in layers_below(model) if id(layer) not in inside
                   and getattr(layer, "kernel", None) is not None and tuple(layer.kernel.shape)[:1] == (hidden,)]
     columns = []
     for layer in candidates:

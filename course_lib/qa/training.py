@@ -1,4 +1,4 @@
-"""Assignment 07: fine-tuning a start/end head with assignment 06's recipe (course_lib.ner.training).
+"""Assignment 07: fine-tuning a start/end head with the course's fine-tuning loop (course_lib.finetuning).
 
 The learner's model gives two outputs, start and end logits of shape (batch, seq). For Keras's `fit`, one output
 is simpler: `stacked` puts them side by side, (batch, seq, 2), and `span_loss` reads the labels (batch, 2) of the
@@ -17,8 +17,8 @@ from collections.abc import Mapping
 import keras
 import numpy as np
 
-from course_lib.ner.encoding import INPUT_NAMES
-from course_lib.ner.training import batch_plan, fine_tune, lengths_of
+from course_lib.finetuning import batch_plan, fine_tune, lengths_of
+from course_lib.heads import INPUT_NAMES
 
 
 def stacked(model) -> keras.Model:
@@ -49,7 +49,7 @@ def exact_span(positions, logits):
 def fine_tune_spans(model, train: Mapping, validation: Mapping | None = None, **settings):
     """Fine-tune the learner's start/end model on windows (Windows.arrays with labels): AdamW, warm-up then
     linear decay, batches of similar lengths, Keras's progress bar. `settings` go to
-    course_lib.ner.training.fine_tune (epochs, batch_size, peak_learning_rate, ...). Returns Keras's History."""
+    course_lib.finetuning.fine_tune (epochs, batch_size, peak_learning_rate, ...). Returns Keras's History."""
     return fine_tune(stacked(model), span_loss, train, validation, metrics=(exact_span,), **settings)
 
 

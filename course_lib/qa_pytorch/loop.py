@@ -2,7 +2,7 @@
 
 - `torch_batches`: the windows of assignment 07 (course_lib.qa.features.Windows.arrays) as a list of dicts of int64
   tensors, the batch format of train_step and evaluate. For training, shuffled batches of windows of similar lengths,
-  each cut to its longest window rounded up to a multiple of 16 (course_lib.ner.training.batch_plan); for
+  each cut to its longest window rounded up to a multiple of 16 (course_lib.finetuning.batch_plan); for
   evaluation, the windows in order, every batch cut to the same width, so that the logits of all batches stack.
 - `to_device`: a batch moved to the GPU (or wherever the model is).
 - `parameter_groups`: AdamW's groups, without weight decay on biases and layer-norm scales and offsets (as BERT).
@@ -16,10 +16,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from course_lib.ner.training import batch_plan, lengths_of
-
-INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
-NO_WEIGHT_DECAY = ("bias", "gamma", "beta")  # ends of parameter names: biases, layer-norm scale and offset
+from course_lib.finetuning import NO_WEIGHT_DECAY, batch_plan, lengths_of
+from course_lib.heads import INPUT_NAMES
 
 
 def _round_up(length: int, bucket: int) -> int:

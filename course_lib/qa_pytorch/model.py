@@ -17,11 +17,10 @@ import numpy as np
 
 from course_lib.checking import CheckFailed, call_learner, expect_close, passed, plain_message, quiet
 from course_lib.expected import load as load_expected
-from course_lib.ner.model import TINY_BACKBONE, classifier_batches, seeded_classifier_weights
+from course_lib.heads import INPUT_NAMES, TINY_BACKBONE, classifier_batches, seeded_classifier_weights
 from course_lib.qa_pytorch.loss import LOSS_CASES, expect_qa_loss, loss_case, run_qa_loss
 
 STEM = "08_qa_pytorch"
-INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
 BACKBONE_DROPOUT = 0.3  # inside the tiny backbone: training mode must show it, evaluation mode must not
 TOL = {"atol": 1e-4, "rtol": 1e-4}
 TRAINING_HINT = ("Keras layers do not follow torch's model.train() and model.eval(): call the backbone with "
@@ -182,7 +181,7 @@ def _parameter_failure(report: dict, label: str) -> None:
 
 
 def _mask_diagnosis(logits: Sequence, batches: Sequence[Mapping]) -> str:
-    """Why the values differ, from the two probes at the end of the batches (see ner.model.classifier_batches)."""
+    """Why the values differ, from the two probes at the end of the batches (course_lib.heads.classifier_batches)."""
     base, padded, changed = (np.asarray(x, np.float64) for x in (logits[0], logits[-2], logits[-1]))
     real = np.asarray(batches[0]["padding_mask"]) == 1
     if not np.allclose(base[:, real], padded[:, real], **TOL):

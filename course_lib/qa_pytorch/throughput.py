@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
+from course_lib.heads import INPUT_NAMES, freeze_unused_pooler
 
 
 def timing_windows(arrays: Mapping, batch_size: int, batches: int, *, width: int | None = None) -> dict:
@@ -48,7 +48,7 @@ def tensorflow_rate(*, arrays: Mapping, batch_size: int, steps: int, warmup: int
     from course_lib.qa.training import span_loss
 
     backbone = load_bert().backbone
-    backbone.get_layer("pooled_dense").trainable = False  # the head reads the sequence output, not the pooler
+    freeze_unused_pooler(backbone)  # the head reads the sequence output, not the pooler
     logits = keras.layers.Dense(2, name="span_logits")(backbone(backbone.input)["sequence_output"])
     model = keras.Model(backbone.input, logits)
     model.compile(optimizer=keras.optimizers.AdamW(2e-5, weight_decay=0.01, global_clipnorm=1.0), loss=span_loss)

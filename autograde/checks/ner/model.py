@@ -23,8 +23,9 @@ from autograde.mistakes.ner import model as mistakes
 from autograde.reference.ner import model as ref
 from autograde.remote import run_there
 from course_lib.checking import passed, quiet
+from course_lib.heads import TINY_BACKBONE, classifier_batches, seeded_classifier_weights
 from course_lib.ner.loss import IGNORE, expect_loss, token_labels
-from course_lib.ner.model import TINY_BACKBONE, classifier_batches, expect_token_classifier, seeded_classifier_weights
+from course_lib.ner.model import expect_token_classifier
 
 OTHER_BACKBONE = {"vocabulary_size": 40, "num_layers": 1, "num_heads": 3, "hidden_dim": 12, "intermediate_dim": 20,
                   "max_sequence_length": 24, "num_segments": 2}

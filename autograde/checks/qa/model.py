@@ -18,7 +18,7 @@ from autograde.mistakes.qa import model as mistakes
 from autograde.reference.qa import model as ref
 from autograde.remote import run_there
 from course_lib.checking import passed, quiet
-from course_lib.ner.model import classifier_batches, seeded_classifier_weights
+from course_lib.heads import classifier_batches, seeded_classifier_weights
 from course_lib.qa.model import TINY_BACKBONE, expect_qa_model
 
 OTHER_BACKBONE = {"vocabulary_size": 45, "num_layers": 1, "num_heads": 2, "hidden_dim": 10, "intermediate_dim": 16,

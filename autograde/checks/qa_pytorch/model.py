@@ -20,11 +20,11 @@ from autograde.checks import rng as draw
 from autograde.checks import seed_of
 from autograde.mistakes import results
 from autograde.mistakes.qa_pytorch import model as mistakes
-from autograde.reference.ner.model import backbone_forward
+from autograde.reference.heads import backbone_forward
 from autograde.reference.qa_pytorch import model as ref
 from autograde.remote import run_there
 from course_lib.checking import passed, quiet
-from course_lib.ner.model import TINY_BACKBONE, classifier_batches
+from course_lib.heads import TINY_BACKBONE, classifier_batches
 from course_lib.qa_pytorch.loss import expect_qa_loss, positions
 from course_lib.qa_pytorch.model import expect_qa_model, seeded_weights
 

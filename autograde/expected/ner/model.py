@@ -10,8 +10,9 @@ import numpy as np
 from autograde.mistakes import stored
 from autograde.mistakes.ner import model as mistakes
 from autograde.reference.ner import model as ref
+from course_lib.heads import TINY_BACKBONE, TOL
 from course_lib.ner.loss import LOSS_CASES, loss_case
-from course_lib.ner.model import CLASSIFIER_CASES, TINY_BACKBONE, TOL, classifier_case
+from course_lib.ner.model import CLASSIFIER_CASES, classifier_case
 
 
 def _classifier(index: int) -> tuple[str, dict]:

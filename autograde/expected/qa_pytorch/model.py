@@ -10,9 +10,9 @@ import numpy as np
 
 from autograde.mistakes import stored
 from autograde.mistakes.qa_pytorch import model as mistakes
-from autograde.reference.ner.model import backbone_forward
+from autograde.reference.heads import backbone_forward
 from autograde.reference.qa_pytorch import model as ref
-from course_lib.ner.model import TINY_BACKBONE
+from course_lib.heads import TINY_BACKBONE
 from course_lib.qa_pytorch.loss import LOSS_CASES, LOSS_TOL, loss_case
 from course_lib.qa_pytorch.model import MODEL_CASES, TOL, model_case
 

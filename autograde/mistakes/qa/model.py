@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograde.mistakes import Mistake
-from autograde.reference.ner.model import log_softmax, token_logits
+from autograde.reference.heads import log_softmax, token_logits
 from autograde.reference.qa import model as ref
 
 SPLIT = "split the (batch, seq, 2) logits on the last axis: keras.ops.unstack(logits, num=2, axis=-1)"

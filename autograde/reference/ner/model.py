@@ -9,10 +9,13 @@ from what the grader chose (weights, inputs); the usual mistakes are in autograd
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Mapping
-
 import numpy as np
+
+from autograde.reference.heads import backbone_forward, log_softmax, token_logits
+
+# The head's NumPy counterparts live in autograde.reference.heads (07 and 08 compare with them too).
+__all__ = ["IGNORE", "backbone_forward", "build_token_classifier", "log_softmax", "masked_token_loss",
+           "masked_token_loss_numpy", "token_logits", "token_losses"]
 
 IGNORE = -100  # the label of positions that do not count: continuation pieces, [CLS], [SEP], padding
 
@@ -44,12 +47,6 @@ def masked_token_loss(labels, logits):
 # NumPy, float64: what the hidden checks compare with
 
 
-def log_softmax(logits) -> np.ndarray:
-    z = np.asarray(logits, dtype=np.float64)
-    z = z - z.max(axis=-1, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
-
-
 def token_losses(labels, logits) -> tuple[np.ndarray, np.ndarray]:
     """(-log p(label) at every position (0 where ignored), the boolean mask of the positions that count)."""
     labels = np.asarray(labels).astype(np.int64)
@@ -61,30 +58,3 @@ def token_losses(labels, logits) -> tuple[np.ndarray, np.ndarray]:
 def masked_token_loss_numpy(labels, logits) -> float:
     losses, counts = token_losses(labels, logits)
     return float(losses.sum() / counts.sum()) if counts.any() else 0.0
-
-
-def token_logits(sequence_output, kernel, bias) -> np.ndarray:
-    """The head at inference (dropout off): h W + b at every position."""
-    return np.asarray(sequence_output, np.float64) @ np.asarray(kernel, np.float64) + np.asarray(bias, np.float64)
-
-
-@functools.cache
-def _tiny_backbone(config_items: tuple):
-    from course_lib.ner.model import tiny_backbone
-
-    return tiny_backbone(dict(config_items))
-
-
-def backbone_forward(config: Mapping, weights: Mapping[str, np.ndarray], inputs: Mapping) -> dict[str, np.ndarray]:
-    """keras-hub's BertBackbone (no dropout) with `weights` on `inputs`, in this process: its "sequence_output" and
-    "pooled_output", and "unmasked_sequence_output" with the padding mask replaced by ones (for the mistakes)."""
-    backbone = _tiny_backbone(tuple(sorted(config.items())))
-    variables = {variable.path: variable for variable in backbone.weights}
-    for path, value in weights.items():
-        variables[path].assign(np.asarray(value, np.float32))
-    tensors = {name: np.asarray(value, np.int32) for name, value in inputs.items()}
-    outputs = backbone(tensors, training=False)
-    unmasked = backbone({**tensors, "padding_mask": np.ones_like(tensors["padding_mask"])}, training=False)
-    return {"sequence_output": np.asarray(outputs["sequence_output"], np.float64),
-            "pooled_output": np.asarray(outputs["pooled_output"], np.float64),
-            "unmasked_sequence_output": np.asarray(unmasked["sequence_output"], np.float64)}

@@ -5,14 +5,14 @@
 inputs (the padding mask included), the encoder left trainable; the model returns the list
 [start_logits, end_logits]. The hidden check compares with `span_logits`, computed in float64 from what the grader
 chose (the backbone's weights and inputs, the head's kernel and bias); the backbone itself runs as in assignment
-06 (autograde.reference.ner.model.backbone_forward). The usual mistakes are in autograde.mistakes.qa.model.
+06 (autograde.reference.heads.backbone_forward). The usual mistakes are in autograde.mistakes.qa.model.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from autograde.reference.ner.model import backbone_forward, token_logits
+from autograde.reference.heads import backbone_forward, token_logits
 
 __all__ = ["backbone_forward", "build_qa_model", "span_logits", "stacked_span_logits"]
 

@@ -1,0 +1,169 @@
+"""A head on a pretrained backbone: the tiny test backbone, seeded weights, and the checks every head shares.
+
+06's token classifier, 07's span head and 08's PyTorch QA module are all a layer on BERT's sequence output. Their
+checks build the learner's model on a tiny keras-hub `BertBackbone` (random sizes, every weight from a seeded
+generator, no dropout inside the encoder), call it on padded batches (`classifier_batches`), find the head among
+the layers outside the backbone (`head_candidates`), and share two verdicts: determinism at inference
+(`expect_deterministic`) and a trained encoder with dropout before the head (`expect_trained_encoder_and_dropout`).
+`freeze_unused_pooler` is the one place the pooler, which no head here reads, is frozen.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from course_lib.checking import CheckFailed, quiet
+
+INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")  # a BertBackbone's inputs
+# A tiny BERT for the checks: the real one would take seconds per call. No dropout inside the encoder, so that
+# the head's dropout is the only randomness of a call with training=True.
+# hidden_dim 6 is neither a num_labels of the checks nor one less, so a wrong output shape names one mistake.
+TINY_BACKBONE = {"vocabulary_size": 50, "num_layers": 2, "num_heads": 2, "hidden_dim": 6, "intermediate_dim": 12,
+                 "max_sequence_length": 32, "num_segments": 2}
+HEAD_DROPOUT = 0.5  # the rate the checks ask for: half the vector dropped in training, never at inference
+TOL = {"atol": 1e-4, "rtol": 1e-4}
+
+# ----------------------------------------------------------------------------------------------
+# A tiny backbone with chosen weights, and inputs for it
+
+
+def tiny_backbone(config: Mapping, weights: Mapping[str, np.ndarray] | None = None):
+    """A keras-hub BertBackbone of the sizes in `config`, without dropout; `weights` (by variable path) set."""
+    import keras_hub
+
+    with quiet():
+        backbone = keras_hub.models.BertBackbone(**dict(config), dropout=0.0)
+    if weights is not None:
+        variables = {variable.path: variable for variable in backbone.weights}
+        if set(variables) != set(weights):
+            raise ValueError(f"the backbone's weights are {sorted(variables)}, not {sorted(weights)}")
+        for path, value in weights.items():
+            variables[path].assign(np.asarray(value, np.float32))
+    return backbone
+
+
+@functools.cache
+def _weight_shapes(config_items: tuple) -> tuple:
+    backbone = tiny_backbone(dict(config_items))
+    return tuple((variable.path, tuple(int(d) for d in variable.shape)) for variable in backbone.weights)
+
+
+def backbone_weight_shapes(config: Mapping) -> dict[str, tuple[int, ...]]:
+    """{variable path: shape} of a BertBackbone of these sizes."""
+    return dict(_weight_shapes(tuple(sorted(config.items()))))
+
+
+def seeded_classifier_weights(config: Mapping, num_labels: int, seed: int) -> tuple[dict, dict]:
+    """(backbone weights by path, head {"kernel", "bias"}), float32 from a seeded generator."""
+    from course_lib.keras_weights import seeded_values
+
+    backbone = seeded_values(backbone_weight_shapes(config), seed)
+    head = seeded_values({"kernel": (config["hidden_dim"], num_labels), "bias": (num_labels,)}, seed + 1)
+    head["bias"] = head["bias"] + np.float32(0.5)  # clear of 0, so that dropout on the logits shows as exact zeros
+    return backbone, head
+
+
+def classifier_batches(rng: np.random.Generator, config: Mapping, shapes: Sequence[tuple[int, int]]) -> list[dict]:
+    """Padded int32 inputs, one dict per (batch, seq) in `shapes` (each row a different length, the first row
+    full, the second at most half), then two probes of the first batch: its padding positions given other
+    token ids, and one real token of its first row changed."""
+    batches = []
+    for batch, seq in shapes:
+        lengths = rng.integers(1, seq + 1, size=batch)
+        lengths[0] = seq
+        if batch > 1:
+            lengths[1] = max(1, seq // 2)
+        mask = (np.arange(seq)[None, :] < lengths[:, None]).astype(np.int32)
+        ids = rng.integers(1, config["vocabulary_size"], size=(batch, seq)) * mask
+        split = rng.integers(1, seq + 1, size=batch)
+        segments = ((np.arange(seq)[None, :] >= split[:, None]) * mask).astype(np.int32)
+        batches.append({"token_ids": ids.astype(np.int32), "segment_ids": segments, "padding_mask": mask})
+    first = batches[0]
+    padding = first["padding_mask"] == 0
+    padded = dict(first, token_ids=np.where(padding, rng.integers(1, config["vocabulary_size"], size=padding.shape),
+                                            first["token_ids"]).astype(np.int32))
+    changed = first["token_ids"].copy()
+    changed[0, 0] = changed[0, 0] % (config["vocabulary_size"] - 1) + 1  # another id, never 0
+    return [*batches, padded, dict(first, token_ids=changed)]
+
+
+# ----------------------------------------------------------------------------------------------
+# The learner's model, walked where it lives
+
+
+def layers_below(layer) -> list:
+    """Every layer inside `layer` (nested models, wrappers), depth first."""
+    found, stack, seen = [], list(getattr(layer, "layers", [])), set()
+    while stack:
+        current = stack.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        found.append(current)
+        stack += list(getattr(current, "layers", []))
+        if getattr(current, "layer", None) is not None:  # TimeDistributed and other wrappers
+            stack.append(current.layer)
+    return found
+
+
+def head_candidates(model, backbone) -> list:
+    """The layers outside the backbone that own a 2-D `kernel`: the head is among them."""
+    inside = {id(layer) for layer in [backbone, *layers_below(backbone)]}
+    return [layer for layer in layers_below(model)
+            if id(layer) not in inside and getattr(layer, "kernel", None) is not None and len(layer.kernel.shape) == 2]
+
+
+def trained_share(model, backbone) -> dict:
+    """Whether the backbone trains, and how many of its weights are among the model's trainable ones."""
+    trained = {id(variable) for variable in model.trainable_weights}
+    weights = backbone.weights
+    return {"backbone_trainable": bool(backbone.trainable), "backbone_weights": len(weights),
+            "backbone_trained": sum(id(variable) in trained for variable in weights)}
+
+
+def freeze_unused_pooler(model) -> None:
+    """Freeze the pooler ([CLS] -> dense -> tanh) of every trainable BertBackbone in `model` (or `model` itself):
+    a head on the sequence output never uses it, and Keras would warn at every step that it gets no gradient."""
+    for layer in [model, *layers_below(model)]:
+        if type(layer).__name__ == "BertBackbone" and layer.trainable:
+            try:
+                layer.get_layer("pooled_dense").trainable = False
+            except ValueError:
+                pass
+
+
+# ----------------------------------------------------------------------------------------------
+# The verdicts every head shares (in the grader's process when grading)
+
+
+def expect_deterministic(report: dict, inference: np.ndarray, label: str) -> None:
+    """Two calls with training=False must agree: otherwise dropout acts at inference."""
+    if not np.allclose(report["again"], inference, atol=1e-6):
+        raise CheckFailed(f"[{label}] two calls with training=False gave different logits: dropout is active at "
+                          "inference. Let Keras pass `training` to the Dropout layer (never training=True)")
+
+
+def expect_trained_encoder_and_dropout(report: dict, inference: np.ndarray, label: str) -> None:
+    """The checks a fine-tuning head shares (06's and 07's): every encoder weight trained, dropout acting in
+    training only, on the encoder's output, at the given rate. `inference`: the first batch's logits with
+    training=False."""
+    if not report["backbone_trainable"] or report["backbone_trained"] < report["backbone_weights"]:
+        frozen = report["backbone_weights"] - report["backbone_trained"]
+        raise CheckFailed(f"[{label}] {frozen} of the backbone's {report['backbone_weights']} weights are not trained "
+                          f"(backbone.trainable is {report['backbone_trainable']}): fine-tuning trains the encoder "
+                          "with the head; do not freeze it")
+    training = np.asarray(report["training"], np.float64)
+    if np.allclose(training, inference, atol=1e-6):
+        raise CheckFailed(f"[{label}] with dropout={HEAD_DROPOUT} and training=True the logits are those of "
+                          "inference: no dropout acts. Apply keras.layers.Dropout(dropout) to the sequence_output, "
+                          "before the Dense head")
+    if np.mean(training == 0.0) > 0.2:
+        raise CheckFailed(f"[{label}] with training=True about half the logits are exactly 0: the dropout is applied "
+                          "to the logits. Apply it to the sequence_output, before the Dense head")
+    without = report.get("training_without_dropout")
+    if without is not None and not np.allclose(without, inference, **TOL):
+        raise CheckFailed(f"[{label}] built with dropout=0.0, the model still drops values in training: use the "
+                          "argument `dropout` as the rate, not a number of your own")
