@@ -19,6 +19,7 @@ from autograde.mistakes.ner import evaluation as mistakes
 from autograde.reference.ner import evaluation as ref
 from autograde.remote import Remote
 from autograde.variants import solution_cells, variants
+from course_lib import calls
 from course_lib.checking import CheckFailed
 from course_lib.ner import ENTITY_TYPES, LABELS
 from course_lib.ner import evaluation as visible
@@ -184,10 +185,10 @@ def test_format_scores():
 
 def test_describe_and_rebuild_keep_plain_data():
     value = {"a": {("PER", np.int64(0), 1), ("LOC", 2, 2)}, "b": [np.float32(0.5), (1, "x")], 3: frozenset({1})}
-    assert visible.rebuild(visible.describe(value)) == {"a": {("PER", 0, 1), ("LOC", 2, 2)}, "b": [0.5, (1, "x")],
+    assert calls.rebuild(calls.describe(value)) == {"a": {("PER", 0, 1), ("LOC", 2, 2)}, "b": [0.5, (1, "x")],
                                                         3: frozenset({1})}
-    assert repr(visible.rebuild(visible.describe(object()))) == "<object object>"
-    assert visible.same_data([("a", 1)], [("a", 1)]) and not visible.same_data([("a", 1)], [["a", 1]])
+    assert repr(calls.rebuild(calls.describe(object()))) == "<object object>"
+    assert calls.same_data([("a", 1)], [("a", 1)]) and not calls.same_data([("a", 1)], [["a", 1]])
 
 
 def test_call_each_keeps_a_crash_for_its_case():
@@ -196,10 +197,10 @@ def test_call_each_keeps_a_crash_for_its_case():
             raise KeyError("empty")
         return {("PER", 0, 0)}
 
-    outcomes = visible.call_each(spans, [["first", [["B-PER"]]], ["second", [[]]]])
-    assert visible.returned(outcomes[0]) == {("PER", 0, 0)}
+    outcomes = calls.call_each(spans, [["first", [["B-PER"]]], ["second", [[]]]])
+    assert calls.returned(outcomes[0]) == {("PER", 0, 0)}
     with pytest.raises(CheckFailed, match=r"\[second\] spans raised KeyError"):
-        visible.returned(outcomes[1])
+        calls.returned(outcomes[1])
 
 
 def test_every_named_mistake_is_seen_by_the_visible_checks():

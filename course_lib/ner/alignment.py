@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from course_lib.calls import named
 from course_lib.checking import CheckFailed, call_learner, passed
 from course_lib.expected import load as load_expected
-from course_lib.ner.evaluation import named
 
 STEM = "06_ner"
-IGNORED = -100
 RULE = ("one label per token: the word's label on the word's first token, -100 on its other tokens and on every "
         "token whose word id is None ([CLS], [SEP], padding)")
 

@@ -15,10 +15,11 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from course_lib.calls import expect_unchanged, named
 from course_lib.checking import CheckFailed, call_learner, parts_replaced, passed
 from course_lib.expected import load as load_expected
 from course_lib.ner import LABELS
-from course_lib.ner.evaluation import expect_unchanged, named, show, span_key, spans_double
+from course_lib.ner.evaluation import COPY_TAGS, show, span_key, spans_double
 
 STEM = "06_ner"
 KEYS = ("type", "start", "end", "text")
@@ -169,7 +170,7 @@ def check_predictions_to_entities(predictions_to_entities) -> None:
         with parts_replaced(predictions_to_entities, entity_spans=double):
             result = call_learner(predictions_to_entities, text, *given)
         for argument, before, after in zip(("offsets", "word_ids", "label_ids"), inputs, given, strict=False):
-            expect_unchanged("predictions_to_entities", argument, before, after, label)
+            expect_unchanged("predictions_to_entities", argument, before, after, label, advice=COPY_TAGS)
         mistakes = [(entry["value"], entry["message"]) for entry in case["mistakes"].values()]
         text_mistakes = [(entry["value"], entry["message"]) for entry in case["text_mistakes"].values()]
         expected_entities = [dict(zip(KEYS, entity, strict=True)) for entity in case["expected"]]

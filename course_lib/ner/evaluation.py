@@ -4,16 +4,17 @@ table of scores.
 
 The expected values come from the reference (`course_lib/expected/06_ner.json`); seqeval is not needed here.
 `entity_scores` is checked with a stand-in for the learner's `entity_spans` that answers from that file, so a
-mistake in `entity_spans` costs its own points only. `call_each` and `describe` let the hidden checks call a
-learner's function in the student's kernel and read back what it returned (a set, say) as plain data.
+mistake in `entity_spans` costs its own points only. The hidden checks call the learner's function in the student's
+kernel and read back what it returned (a set, say) as plain data through course_lib.calls.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 
+from course_lib.calls import expect_unchanged, named
 from course_lib.checking import CheckFailed, call_learner, parts_replaced, passed
 from course_lib.expected import load as load_expected
 
@@ -23,114 +24,10 @@ TOLERANCE = 1e-8
 STRICT_RULE = ("under strict IOB2 an entity starts at B-X and continues over the I-X tags right after it; any other "
                "I- tag belongs to no entity")
 
-# ----------------------------------------------------------------------------------------------
-# Calling the learner where its code runs, and reading back what it returned
-
-
-class Opaque:
-    """Stands for a returned object that is not plain data (it stays in the student's kernel)."""
-
-    def __init__(self, kind: str):
-        self.kind = kind
-
-    def __repr__(self) -> str:
-        return f"<{self.kind} object>"
-
-
-def describe(value, depth: int = 0):
-    """`value` as plain data: containers as {"kind": type name, "items" or "pairs": ...}, NumPy scalars as
-    numbers, strings as str, arrays and tensors as arrays; anything else {"kind": ..., "opaque": True}."""
-    kind = type(value).__name__
-    if hasattr(value, "numpy") and not isinstance(value, (np.ndarray, np.generic)):
-        value = np.asarray(value.numpy())
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value)
-    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-        return value
-    if depth < 8 and isinstance(value, Mapping):
-        return {"kind": kind, "pairs": [[describe(k, depth + 1), describe(v, depth + 1)] for k, v in value.items()]}
-    if depth < 8 and isinstance(value, (set, frozenset, list, tuple)):
-        return {"kind": kind, "items": [describe(item, depth + 1) for item in value]}
-    return {"kind": kind, "opaque": True}
-
-
-def rebuild(description):
-    """The value `describe` described: sets, frozensets, tuples and lists as such, other sequences as lists,
-    mappings as dicts, opaque objects as `Opaque`."""
-    if not isinstance(description, dict):
-        return description
-    if description.get("opaque"):
-        return Opaque(description["kind"])
-    if "pairs" in description:
-        return {rebuild(key): rebuild(value) for key, value in description["pairs"]}
-    items = [rebuild(item) for item in description["items"]]
-    return {"set": set, "frozenset": frozenset, "tuple": tuple}.get(description["kind"], list)(items)
-
-
-def call_each(function, calls: Sequence) -> list[dict]:
-    """`function(*args)` for each `(label, args)` of `calls`, where the learner's code runs: what each call
-    returned and its arguments as the call left them, both described as plain data, or the failure a crash
-    became (`returned` raises it in its turn, so cases are judged in order)."""
-    outcomes = []
-    for label, args in calls:
-        try:
-            result = call_learner(function, *args)
-        except CheckFailed as failure:
-            outcomes.append({"raised": f"[{label}] {failure}"})
-            continue
-        outcomes.append({"result": describe(result), "after": describe(list(args))})
-    return outcomes
-
-
-def returned(outcome: Mapping, hint: str = ""):
-    """What one call of `call_each` returned, or its crash as a failed check (with `hint` added)."""
-    if "raised" in outcome:
-        raise CheckFailed(outcome["raised"] + (f": {hint}" if hint else ""))
-    return rebuild(outcome["result"])
-
-
-def named(message: str, matches: int) -> CheckFailed:
-    """A failed check that knows how many named mistakes explain it (a hidden check reports first a failure that
-    exactly one explains)."""
-    failure = CheckFailed(message)
-    failure.matches = matches
-    return failure
-
-
+# What 06's checks say when the learner's function changed the caller's list (course_lib.calls.expect_unchanged).
+COPY_TAGS = ("(for example by appending \"O\" to a sentence): work on a copy, list(tags) + [\"O\"], never on the "
+             "caller's lists")
 ZERO_DIVISION = "a ratio with nothing to divide by (no predicted, or no true entity) is 0.0"
-
-
-def same_data(a, b) -> bool:
-    """Equal as plain data (arrays by value)."""
-    a, b = describe(a), describe(b)
-
-    def same(x, y) -> bool:
-        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-            return np.array_equal(np.asarray(x), np.asarray(y))
-        if isinstance(x, dict) and isinstance(y, dict):
-            if x.keys() != y.keys():
-                return False
-            return all(same(x[key], y[key]) if key not in ("items", "pairs") else
-                       len(x[key]) == len(y[key]) and all(same(p, q) for p, q in zip(x[key], y[key], strict=True))
-                       for key in x)
-        if isinstance(x, list) and isinstance(y, list):
-            return len(x) == len(y) and all(same(p, q) for p, q in zip(x, y, strict=True))
-        return type(x) is type(y) and x == y
-
-    return same(a, b)
-
-
-def expect_unchanged(name: str, argument: str, before, after, label: str) -> None:
-    """Fail if the learner's function changed an argument it was given."""
-    if not same_data(before, after):
-        raise CheckFailed(f"[{label}] {name} changed its argument {argument} (for example by appending \"O\" to a "
-                          "sentence): work on a copy, list(tags) + [\"O\"], never on the caller's lists")
 
 
 def show(tags, limit: int = 40) -> str:
@@ -234,7 +131,7 @@ def check_entity_spans(entity_spans) -> None:
     for label, tags in SPAN_CASES:
         given = list(tags) if isinstance(tags, list) else tuple(tags)
         result = call_learner(entity_spans, given)
-        expect_unchanged("entity_spans", "tags", tags, given, label)
+        expect_unchanged("entity_spans", "tags", tags, given, label, advice=COPY_TAGS)
         case = expected[label]
         mistakes = [(entry["value"], entry["message"]) for entry in case["mistakes"].values()]
         expect_spans(result, case["expected"], tags, mistakes=mistakes)
@@ -352,7 +249,7 @@ def check_entity_scores(entity_scores) -> None:
                 raise CheckFailed(f"[{label}] {failure}{hint}") from None
         for argument, before, after in zip(("true_tags", "predicted_tags"), (true_tags, predicted_tags), given,
                                            strict=True):
-            expect_unchanged("entity_scores", argument, before, after, label)
+            expect_unchanged("entity_scores", argument, before, after, label, advice=COPY_TAGS)
         case = expected["cases"][label]
         mistakes = [(entry["value"], entry["message"]) for entry in case["mistakes"].values()]
         expect_scores(result, case["expected"], f"[{label}] entity_scores(true_tags, predicted_tags)",

@@ -18,14 +18,16 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from course_lib.calls import expect_unchanged, named
 from course_lib.checking import CheckFailed, call_learner, passed
 from course_lib.expected import load as load_expected
-from course_lib.ner.evaluation import describe, named, same_data
 
 STEM = "07_qa"
 FIELDS = ("window", "start", "end", "score")
 SCORE_TOLERANCE = 1e-5
 ARGUMENTS = ("start_logits", "end_logits", "context_mask", "max_answer_length", "n_best")
+COPY_ARRAYS = ("(setting the logits outside the context to -inf in place, say): work on copies or masked copies "
+               "(np.where(mask, logits, -np.inf)), never on the caller's arrays")
 RULE = ("a valid span has both ends in the context (context_mask 1), start <= end and at most max_answer_length "
         "tokens; its score is start_logits[window][start] + end_logits[window][end]")
 
@@ -68,27 +70,10 @@ def arguments(start_logits, end_logits, context_mask, container: str) -> list:
     return [start.astype(np.float32), end.astype(np.float32), mask.astype(np.int32)]
 
 
-def call_spans(best_span, calls: Sequence) -> list[dict]:
-    """`best_span(*args, **kwargs)` for each (label, args, kwargs) of `calls`, where the learner's code runs: what
-    each call returned and its arguments as the call left them, as plain data (course_lib.ner.evaluation.describe),
-    or the failure a crash became."""
-    outcomes = []
-    for label, args, kwargs in calls:
-        try:
-            result = call_learner(best_span, *args, **kwargs)
-        except CheckFailed as failure:
-            outcomes.append({"raised": f"[{label}] {failure}"})
-            continue
-        outcomes.append({"result": describe(result), "after": describe(list(args))})
-    return outcomes
-
-
-def expect_unchanged(before: Sequence, after: Sequence, label: str) -> None:
+def expect_arguments_unchanged(before: Sequence, after: Sequence, label: str) -> None:
+    """Fail if best_span changed any of the arguments it was given by position."""
     for name, old, new in zip(ARGUMENTS, before, after, strict=False):
-        if not same_data(old, new):
-            raise CheckFailed(f"[{label}] best_span changed its argument {name} (setting the logits outside the "
-                              "context to -inf in place, say): work on copies or masked copies (np.where(mask, "
-                              "logits, -np.inf)), never on the caller's arrays")
+        expect_unchanged("best_span", name, old, new, label, advice=COPY_ARRAYS)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -295,7 +280,7 @@ def _worked_call(best_span, stored: Mapping) -> None:
     kept = copy.deepcopy(given)
     label = "the worked example"
     result = call_learner(best_span, *given, max_answer_length=example["max_answer_length"], n_best=example["n_best"])
-    expect_unchanged(kept, given, label)
+    expect_arguments_unchanged(kept, given, label)
     case = Case(*kept, example["max_answer_length"], example["n_best"], tokens=example["tokens"])
     mistakes = [(entry["value"], entry["message"]) for entry in stored["mistakes"].values()]
     expect_best_span(result, stored["expected"], f"[{label}] best_span(start_logits, end_logits, context_mask, "
@@ -314,7 +299,7 @@ def check_best_span(best_span) -> None:
         options = {} if defaults else {"max_answer_length": int(case["max_answer_length"]),
                                        "n_best": int(case["n_best"])}
         result = call_learner(best_span, *given, **options)
-        expect_unchanged(kept, given, label)
+        expect_arguments_unchanged(kept, given, label)
         mistakes = [(entry["value"], entry["message"]) for entry in case["mistakes"].values()]
         arguments_shown = "" if defaults else ", ".join(f"{k}={v}" for k, v in options.items())
         call = f"[{label}] best_span(start_logits, end_logits, context_mask{', ' if options else ''}{arguments_shown})"

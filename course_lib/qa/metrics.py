@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from course_lib.calls import expect_unchanged, judge_all, named
 from course_lib.checking import CheckFailed, call_learner, passed
 from course_lib.expected import load as load_expected
-from course_lib.ner.evaluation import named
-from course_lib.qa.spans import expect_unchanged, judge_each
 
 STEM = "07_qa"
 TOLERANCE = 1e-9
@@ -121,5 +120,5 @@ def check_squad_em_f1(squad_em_f1) -> None:
         expect_em_f1(result, stored["expected"], prediction, gold_answers, mistakes=mistakes, label=label,
                      normalised=(stored["prediction"], stored["gold_answers"]))
 
-    judge_each(METRIC_CASES, judge)
+    judge_all(METRIC_CASES, judge)
     passed(f"squad_em_f1 gives SQuAD's exact match and F1 for {len(METRIC_CASES)} predictions")

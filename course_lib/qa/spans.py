@@ -1,7 +1,6 @@
 """Assignment 07, from characters to tokens: the visible check of `char_span_to_token_span` and its diagnostics
-(shared with the hidden check in autograde.checks.qa.spans), and what the three text-side checks of 07 share:
-calling the learner with keyword arguments where its code runs, arguments left unchanged, and reporting first the
-failure that a named mistake explains.
+(shared with the hidden check in autograde.checks.qa.spans), and the small helpers the three text-side checks of 07
+share (calling the learner where its code runs and judging the cases in order: course_lib.calls).
 
 The check's windows are real: a question and a paragraph tokenized by the course's tokenizer when the expected values
 are generated (`course_lib/expected/07_qa.json`, from autograde/expected/qa/spans.py), whole or cut into windows,
@@ -15,9 +14,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from course_lib.calls import expect_unchanged, judge_all, named
 from course_lib.checking import CheckFailed, call_learner, passed
 from course_lib.expected import load as load_expected
-from course_lib.ner.evaluation import describe, named, same_data
 
 STEM = "07_qa"
 RULE = ("(first, last) are the window positions of the first and the last context token (sequence id 1) that the "
@@ -33,59 +32,6 @@ NONE_OFFSETS = ("the offsets of the question and special tokens may be None (mak
 
 def is_index(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
-def _plain_arrays(value, depth: int = 0):
-    """`value` with NumPy arrays of objects (None among ints, pairs) turned into lists, which `describe` carries."""
-    if isinstance(value, np.ndarray) and value.dtype == object:
-        return [_plain_arrays(item, depth + 1) for item in value.tolist()]
-    if depth < 8 and isinstance(value, Mapping):
-        return {key: _plain_arrays(item, depth + 1) for key, item in value.items()}
-    if depth < 8 and type(value) in (list, tuple):
-        return type(value)(_plain_arrays(item, depth + 1) for item in value)
-    return value
-
-
-def call_each(function, calls) -> list[dict]:
-    """`function(*args, **kwargs)` for each `(label, args, kwargs)` of `calls`, where the learner's code runs: what
-    each call returned and its arguments as the call left them (`[args, kwargs]`), described as plain data, or the
-    failure a crash became (`course_lib.ner.evaluation.returned` raises it in its turn)."""
-    outcomes = []
-    for label, args, kwargs in calls:
-        try:
-            result = call_learner(function, *args, **kwargs)
-        except CheckFailed as failure:
-            outcomes.append({"raised": f"[{label}] {failure}"})
-            continue
-        outcomes.append({"result": describe(_plain_arrays(result)), "after": describe([list(args), dict(kwargs)])})
-    return outcomes
-
-
-def expect_unchanged(name: str, argument: str, before, after, label: str) -> None:
-    """Fail if the learner's function changed an argument it was given."""
-    if not same_data(before, after):
-        raise CheckFailed(f"[{label}] {name} changed its argument {argument} (by inserting, appending or assigning "
-                          "into it): build new lists, never change the caller's")
-
-
-def judge_each(cases, judge) -> None:
-    """`judge(case)` for every case; the failure reported is the first that exactly one named mistake explains,
-    else the first that some named mistake explains, else the first (the hidden checks report in the same order)."""
-    found: list[CheckFailed] = []
-    for case in cases:
-        try:
-            judge(case)
-        except CheckFailed as failure:
-            found.append(failure)
-            if getattr(failure, "matches", 0) == 1:
-                break  # nothing later can be reported before it
-
-    def rank(failure) -> int:
-        matches = getattr(failure, "matches", 0)
-        return 0 if matches == 1 else 1 if matches else 2
-
-    if found:
-        raise min(found, key=rank)  # min keeps the first of equal ranks
 
 
 def crash_hint(message: str) -> str:
@@ -242,6 +188,6 @@ def check_char_span_to_token_span(char_span_to_token_span) -> None:
         expect_span(result, stored["expected"], offsets, sequence_ids, char_start, char_end, mistakes=mistakes,
                     label=label, tokens=stored["tokens"], text=ORESUND)
 
-    judge_each(SPAN_CASES, judge)
+    judge_all(SPAN_CASES, judge)
     passed(f"char_span_to_token_span finds the answer's tokens in {len(SPAN_CASES)} real windows, and None where a "
            "window cuts the answer")

@@ -14,10 +14,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from course_lib.calls import expect_unchanged, judge_all, named
 from course_lib.checking import CheckFailed, call_learner, parts_replaced, passed
 from course_lib.expected import load as load_expected
-from course_lib.ner.evaluation import named
-from course_lib.qa.spans import ORESUND, crash_hint, expect_unchanged, is_index, judge_each
+from course_lib.qa.spans import ORESUND, crash_hint, is_index
 
 STEM = "07_qa"
 LIST_KEYS = ("input_ids", "token_type_ids", "attention_mask", "sequence_ids", "offsets")
@@ -293,7 +293,7 @@ def check_make_windows(make_windows) -> None:
                        stride=stride, with_answer=answer is not None, mistakes=mistakes, label=label,
                        tokens=stored["tokens"])
 
-    judge_each(WINDOW_CASES, judge)
+    judge_all(WINDOW_CASES, judge)
     passed(f"make_windows cuts {len(WINDOW_CASES)} tokenized paragraphs into overlapping windows, with the answer's "
            "positions")
 

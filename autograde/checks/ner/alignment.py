@@ -8,14 +8,15 @@ from __future__ import annotations
 import numpy as np
 
 from autograde.checks import rng as draw
-from autograde.checks.ner.evaluation import call_all, judge_all
+from autograde.checks.judging import call_all, judge_all
 from autograde.mistakes import results
 from autograde.mistakes.ner import alignment as mistakes
 from autograde.reference.ner import alignment as ref
+from course_lib.calls import expect_unchanged, rebuild, returned
 from course_lib.checking import passed, quiet
 from course_lib.ner import LABELS
 from course_lib.ner.alignment import expect_aligned
-from course_lib.ner.evaluation import expect_unchanged, rebuild, returned
+from course_lib.ner.evaluation import COPY_TAGS
 
 # (words, most pieces per word, padding tokens, words cut off at the end, container of the word labels)
 CASES = [
@@ -62,7 +63,8 @@ def grade_align_labels_with_tokens(align_labels_with_tokens) -> None:
         def judge(case):
             (label, word_labels, word_ids), outcome = case
             result = returned(outcome)
-            expect_unchanged("align_labels_with_tokens", "word_ids", word_ids, rebuild(outcome["after"])[1], label)
+            expect_unchanged("align_labels_with_tokens", "word_ids", word_ids, rebuild(outcome["after"])[1], label,
+                             advice=COPY_TAGS)
             expect_aligned(result, ref.align_labels_with_tokens(word_labels, word_ids), word_labels, word_ids,
                            label=label, mistakes=results(mistakes.ALIGNMENT, word_labels, word_ids))
 

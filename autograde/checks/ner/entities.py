@@ -10,15 +10,17 @@ from __future__ import annotations
 import numpy as np
 
 from autograde.checks import rng as draw
-from autograde.checks.ner.evaluation import REFERENCE_SPANS, call_all, judge_all, kinds_for_grading, random_tags
+from autograde.checks.judging import call_all, judge_all
+from autograde.checks.ner.evaluation import REFERENCE_SPANS, kinds_for_grading, random_tags
 from autograde.mistakes import results
 from autograde.mistakes.ner import entities as mistakes
 from autograde.reference.ner import entities as ref
 from autograde.remote import with_parts
+from course_lib.calls import expect_unchanged, rebuild, returned
 from course_lib.checking import passed, quiet
 from course_lib.ner import LABELS
 from course_lib.ner.entities import expect_entities
-from course_lib.ner.evaluation import expect_unchanged, rebuild, returned
+from course_lib.ner.evaluation import COPY_TAGS
 
 LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZéüøłñ"
 PUNCTUATION = ".,;:-%()'"
@@ -104,7 +106,7 @@ def grade_predictions_to_entities(predictions_to_entities) -> None:
         result = returned(outcome)
         after = rebuild(outcome["after"])
         for argument, before, now in zip(("offsets", "word_ids", "label_ids"), args[1:4], after[1:4], strict=True):
-            expect_unchanged("predictions_to_entities", argument, before, now, label)
+            expect_unchanged("predictions_to_entities", argument, before, now, label, advice=COPY_TAGS)
         expect_entities(result, ref.predictions_to_entities(*args), args[0], label=label,
                         mistakes=results(mistakes.ENTITIES, *args), text_mistakes=results(mistakes.TEXTS, *args))
 

@@ -6,18 +6,18 @@ cases in one request to the student's kernel, raises `CheckFailed` with a diagno
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 
 from autograde.checks import rng as draw
+from autograde.checks.judging import call_all, judge_all
 from autograde.mistakes import results
 from autograde.mistakes.ner import evaluation as mistakes
 from autograde.reference.ner import evaluation as ref
-from autograde.remote import run_there, with_parts
-from course_lib.checking import CheckFailed, passed, quiet
+from autograde.remote import with_parts
+from course_lib.calls import expect_unchanged, rebuild, returned
+from course_lib.checking import passed, quiet
 from course_lib.ner import ENTITY_TYPES
-from course_lib.ner.evaluation import ZERO_DIVISION, expect_scores, expect_spans, expect_unchanged, rebuild, returned
+from course_lib.ner.evaluation import COPY_TAGS, ZERO_DIVISION, expect_scores, expect_spans
 
 REFERENCE_SPANS = "autograde.reference.ner.evaluation:entity_spans"
 MADE_UP_TYPES = ("DATE", "EVENT", "PRODUCT", "WORK_OF_ART", "LAW", "NORP", "GPE", "FAC", "MONEY", "LANGUAGE")
@@ -28,28 +28,6 @@ EDGE_CASES = [
     ["B-PER", "I-ORG"], ["B-PER", "I-ORG", "I-ORG"], ["O", "I-LOC", "I-LOC", "B-LOC"], ["B-LOC", "O", "I-LOC"],
     ["B-MISC", "I-MISC", "B-MISC", "I-MISC", "I-MISC"], ["I-ORG", "B-ORG", "I-ORG"], ["O", "O", "B-ORG", "I-ORG"],
 ]
-
-
-def call_all(learner, calls: list) -> list[dict]:
-    """`course_lib.ner.evaluation.call_each` where the learner's code runs, on copies of the inputs: what a call
-    does to its arguments is seen, also when the learner's function runs in this process (the unit tests)."""
-    return run_there(learner, "course_lib.ner.evaluation:call_each", learner, copy.deepcopy(calls))
-
-
-def judge_all(items, judge) -> None:
-    """`judge(item)` for every item, in order. The failure reported is the first that exactly one named mistake
-    explains, else the first that some named mistake explains, else the first: a tiny case that several mistakes
-    explain alike never hides a later one that names the mistake."""
-    failures = []
-    for item in items:
-        try:
-            judge(item)
-        except CheckFailed as failure:
-            if getattr(failure, "matches", 0) == 1:
-                raise
-            failures.append(failure)
-    if failures:
-        raise next((failure for failure in failures if getattr(failure, "matches", 0)), failures[0])
 
 
 def kinds_for_grading(rng: np.random.Generator) -> tuple[str, ...]:
@@ -88,7 +66,7 @@ def grade_entity_spans(entity_spans) -> None:
         def judge(case):
             label, tags, outcome = case
             result = returned(outcome)
-            expect_unchanged("entity_spans", "tags", tags, rebuild(outcome["after"])[0], label)
+            expect_unchanged("entity_spans", "tags", tags, rebuild(outcome["after"])[0], label, advice=COPY_TAGS)
             expect_spans(result, ref.entity_spans(tags), tags, label=f"[{label}]",
                          mistakes=results(mistakes.SPANS, tags))
 
@@ -153,7 +131,7 @@ def grade_entity_scores(entity_scores) -> None:
         result = returned(outcome, ZERO_DIVISION if "ZeroDivisionError" in outcome.get("raised", "") else "")
         after = rebuild(outcome["after"])
         for argument, before, now in zip(("true_tags", "predicted_tags"), (true, predicted), after, strict=True):
-            expect_unchanged("entity_scores", argument, before, now, label)
+            expect_unchanged("entity_scores", argument, before, now, label, advice=COPY_TAGS)
         expect_scores(result, ref.entity_scores(true, predicted), f"[{label}] entity_scores(true_tags, predicted_tags)",
                       case=_shown(true, predicted), mistakes=results(mistakes.SCORES, true, predicted))
 

@@ -9,17 +9,21 @@ prints one success line (stdout only)."""
 
 from __future__ import annotations
 
-import copy
-
 from autograde.checks import rng as draw
-from autograde.checks.ner.evaluation import judge_all
+from autograde.checks.judging import call_all, judge_all
 from autograde.mistakes import results
 from autograde.mistakes.qa import decoding as mistakes
 from autograde.reference.qa.decoding import best_span as reference
-from autograde.remote import run_there
+from course_lib.calls import rebuild, returned
 from course_lib.checking import passed, quiet
-from course_lib.ner.evaluation import rebuild, returned
-from course_lib.qa.decoding import Case, arguments, expect_best_span, expect_unchanged, random_logits, window_masks
+from course_lib.qa.decoding import (
+    Case,
+    arguments,
+    expect_arguments_unchanged,
+    expect_best_span,
+    random_logits,
+    window_masks,
+)
 
 # windows, seq, question tokens, context tokens of the last window (None: full), grid, container, how the call
 # passes max_answer_length and n_best ("defaults": not at all), max_answer_length, n_best
@@ -79,13 +83,12 @@ def grade_best_span(best_span) -> None:
         label = _label(number, windows, seq, grid, container, call, longest, n_best)
         cases.append((label, args, kwargs, longest, n_best))
     with quiet():
-        outcomes = run_there(best_span, "course_lib.qa.decoding:call_spans", best_span,
-                             copy.deepcopy([[label, args, kwargs] for label, args, kwargs, _, _ in cases]))
+        outcomes = call_all(best_span, [[label, args, kwargs] for label, args, kwargs, _, _ in cases])
 
         def judge(item):
             (label, args, kwargs, longest, n_best), outcome = item
             result = returned(outcome)
-            expect_unchanged(args, rebuild(outcome["after"]), label)
+            expect_arguments_unchanged(args, rebuild(outcome["after"]), label)
             full = (*args[:3], longest, n_best)
             shown = ", ".join(["start_logits, end_logits, context_mask", *(f"{k}={v}" for k, v in kwargs.items())]
                               + (["max_answer_length", "n_best"] if len(args) > 3 else []))

@@ -10,15 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 from autograde.checks import rng as draw
-from autograde.checks.ner.evaluation import judge_all
-from autograde.checks.qa.spans import call_all
+from autograde.checks.judging import call_all, judge_all
 from autograde.mistakes import results
 from autograde.mistakes.qa import metrics as mistakes
 from autograde.reference.qa import metrics as ref
+from course_lib.calls import expect_unchanged, rebuild, returned
 from course_lib.checking import passed, quiet
-from course_lib.ner.evaluation import rebuild, returned
 from course_lib.qa.metrics import EMPTY, expect_em_f1
-from course_lib.qa.spans import expect_unchanged
 
 WORDS = ("bridge", "railway", "motorway", "strait", "malmö", "copenhagen", "490", "metres", "july", "2000", "sund",
          "theatre", "another", "banana", "then", "x", "e", "double-track", "cable-stayed", "u.s.", "it's", "an", "the",
@@ -97,14 +95,15 @@ def grade_squad_em_f1(squad_em_f1) -> None:
     pairs += [random_pair(rng) for _ in range(RANDOM_CASES)]
     labels = [f"pair {number + 1} of {len(pairs)}" for number in range(len(pairs))]
     with quiet():
-        outcomes = call_all(squad_em_f1, [[label, [prediction, golds], {}]
-                                          for label, (prediction, golds) in zip(labels, pairs, strict=True)])
+        outcomes = call_all(squad_em_f1, [[label, [prediction, golds]]
+                                          for label, (prediction, golds) in zip(labels, pairs, strict=True)],
+                            object_arrays_as_lists=True)
 
         def judge(item):
             label, (prediction, golds), outcome = item
             crashed = outcome.get("raised", "")
             result = returned(outcome, EMPTY if "ZeroDivision" in crashed or (crashed and not golds) else "")
-            expect_unchanged("squad_em_f1", "gold_answers", golds, rebuild(outcome["after"])[0][1], label)
+            expect_unchanged("squad_em_f1", "gold_answers", golds, rebuild(outcome["after"])[1], label)
             normalised = (ref.normalize_answer(prediction), [ref.normalize_answer(gold) for gold in golds])
             expect_em_f1(result, ref.squad_em_f1(prediction, golds), prediction, golds, label=label,
                          mistakes=results(mistakes.METRICS, prediction, golds), normalised=normalised)

@@ -4,24 +4,22 @@ start or in the middle of a context, padding), the offsets as the tokenizers lib
 special tokens, the question's own offsets) or as make_windows does (None), in lists of tuples, lists of lists or
 int arrays; answers inside the window, starting or ending inside a token, on its first or last context token, cut by
 either edge of the window or outside it. `grade_char_span_to_token_span(fn)` raises `CheckFailed` with a diagnosis
-or prints one success line (stdout only). All cases run in one request to the student's kernel; `call_all` is shared
-with the other text-side checks of 07, whose functions take keyword arguments."""
+or prints one success line (stdout only). All cases run in one request to the student's kernel
+(autograde.checks.judging.call_all; NumPy arrays of objects come back as lists, as in the other text-side checks of
+07)."""
 
 from __future__ import annotations
-
-import copy
 
 import numpy as np
 
 from autograde.checks import rng as draw
-from autograde.checks.ner.evaluation import judge_all
+from autograde.checks.judging import call_all, judge_all
 from autograde.mistakes import results
 from autograde.mistakes.qa import spans as mistakes
 from autograde.reference.qa import spans as ref
-from autograde.remote import run_there
+from course_lib.calls import expect_unchanged, rebuild, returned
 from course_lib.checking import passed, quiet
-from course_lib.ner.evaluation import rebuild, returned
-from course_lib.qa.spans import NONE_OFFSETS, expect_span, expect_unchanged
+from course_lib.qa.spans import NONE_OFFSETS, expect_span
 
 PHRASES = {"inside": "inside the piece", "first": "on the piece's first tokens", "last": "on the piece's last tokens",
            "one token": "one token of the piece", "whole piece": "the whole piece",
@@ -50,12 +48,6 @@ CASES = [
     ("after the window", False, False, "tokenizer", "tuples", "start", 3),
 ]
 RANDOM_CASES = 45
-
-
-def call_all(learner, calls: list) -> list[dict]:
-    """`course_lib.qa.spans.call_each` where the learner's code runs, on copies of the inputs: each call is
-    (label, args, kwargs)."""
-    return run_there(learner, "course_lib.qa.spans:call_each", learner, copy.deepcopy(calls))
 
 
 def random_offsets(rng: np.random.Generator, tokens: int) -> list[tuple[int, int]]:
@@ -152,12 +144,13 @@ def grade_char_span_to_token_span(char_span_to_token_span) -> None:
     cases = [random_window(rng, *case) for case in drawn]
     cases = [(f"window {number + 1} of {len(cases)}: {label}", *rest) for number, (label, *rest) in enumerate(cases)]
     with quiet():
-        outcomes = call_all(char_span_to_token_span, [[label, list(args), {}] for label, *args in cases])
+        outcomes = call_all(char_span_to_token_span, [[label, list(args)] for label, *args in cases],
+                            object_arrays_as_lists=True)
 
         def judge(item):
             (label, offsets, sequence_ids, char_start, char_end), outcome = item
             result = returned(outcome, NONE_OFFSETS if "NoneType" in outcome.get("raised", "") else "")
-            after = rebuild(outcome["after"])[0]
+            after = rebuild(outcome["after"])
             for argument, before, now in zip(("offsets", "sequence_ids"), (offsets, sequence_ids), after[:2],
                                              strict=True):
                 expect_unchanged("char_span_to_token_span", argument, before, now, label)

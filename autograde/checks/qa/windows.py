@@ -12,15 +12,15 @@ from __future__ import annotations
 import numpy as np
 
 from autograde.checks import rng as draw
-from autograde.checks.ner.evaluation import judge_all
-from autograde.checks.qa.spans import call_all, characters_of, count, random_offsets
+from autograde.checks.judging import call_all, judge_all
+from autograde.checks.qa.spans import characters_of, count, random_offsets
 from autograde.mistakes import results
 from autograde.mistakes.qa import windows as mistakes
 from autograde.reference.qa import windows as ref
 from autograde.remote import with_parts
+from course_lib.calls import expect_unchanged, rebuild, returned
 from course_lib.checking import passed, quiet
-from course_lib.ner.evaluation import rebuild, returned
-from course_lib.qa.spans import NONE_OFFSETS, expect_unchanged
+from course_lib.qa.spans import NONE_OFFSETS
 from course_lib.qa.windows import expect_windows
 
 REFERENCE_SPANS = "autograde.reference.qa.spans:char_span_to_token_span"
@@ -114,12 +114,13 @@ def grade_make_windows(make_windows) -> None:
     cases = [(f"context {number + 1} of {len(cases)}: {label}", args, kwargs)
              for number, (label, args, kwargs) in enumerate(cases)]
     with quiet(), with_parts(make_windows, char_span_to_token_span=REFERENCE_SPANS):
-        outcomes = call_all(make_windows, [[label, args, kwargs] for label, args, kwargs in cases])
+        outcomes = call_all(make_windows, [[label, args, kwargs] for label, args, kwargs in cases],
+                            object_arrays_as_lists=True)
 
     def judge(item):
         (label, args, kwargs), outcome = item
         result = returned(outcome, NONE_OFFSETS if "NoneType" in outcome.get("raised", "") else "")
-        after = rebuild(outcome["after"])[0]
+        after = rebuild(outcome["after"])
         for argument, before, now in zip(("question_ids", "context_ids", "context_offsets"), args, after,
                                          strict=False):
             expect_unchanged("make_windows", argument, before, now, label)
