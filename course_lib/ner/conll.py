@@ -18,6 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_lib.datasets_hub import DatasetUnavailableError, load_dataset
+
 DOCSTART = "-DOCSTART-"
 SCHEMES = ("auto", "iob2", "iob1")
 _DOC_HEADER = re.compile(r"#\s*doc:\s*(\S+)")
@@ -28,10 +30,6 @@ _FILE_SUFFIXES = (".conll", ".conll03", ".conllu", ".iob", ".iob2", ".bio", ".tx
 
 class ConllFormatError(ValueError):
     """A CoNLL file that cannot be read; the message names the file, the line and what is wrong."""
-
-
-class DatasetUnavailableError(RuntimeError):
-    """A Hugging Face dataset that could not be loaded (no network, offline mode, unknown name, no `datasets`)."""
 
 
 @dataclass(frozen=True)
@@ -210,15 +208,7 @@ def load_hf(name: str, split: str = "train") -> list[Sentence]:
                ("1", "true", "yes", "on")]
     hint = (f" ({' and '.join(offline)} set: offline mode; unset it to download)" if offline else
             " (it needs the network the first time; the course runs offline by default)")
-    try:
-        import datasets
-    except ImportError as error:
-        raise DatasetUnavailableError(f"loading {name!r} needs the `datasets` package: {error}") from error
-    try:
-        data = datasets.load_dataset(name, split=split)
-    except Exception as error:  # the datasets library raises many types (ConnectionError, FileNotFoundError, ...)
-        raise DatasetUnavailableError(f"could not load the Hugging Face dataset {name!r}, split {split!r}{hint}: "
-                                      f"{type(error).__name__}: {error}") from error
+    data = load_dataset(name, split, hint=hint)
     features = data.features
     column = "ner_tags" if "ner_tags" in features else next(
         (key for key, feature in features.items() if hasattr(getattr(feature, "feature", None), "names")), None)

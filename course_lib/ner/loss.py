@@ -13,8 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from course_lib.checking import CheckFailed, NotImplementedYet, call_learner, expect_close, plain_message, quiet
-
-IGNORE = -100
+from course_lib.ner.encoding import IGNORE
 
 KERAS_HINT = ("Keras calls a loss inside a tf.function, with the labels as float32 and the batch and sequence sizes "
               "unknown until it runs: use TensorFlow operations (tf.* or keras.ops), tf.shape(x) instead of x.shape, "

@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from course_lib.ner.encoding import IGNORE
+
 # The lecture notes' CoNLL-2003 dev F1 (BERT-base, 12 layers, features fed to a two-layer BiLSTM).
 LECTURE_TABLE = {
     "first layer (embeddings)": 91.0,
@@ -52,7 +54,7 @@ def word_features(backbone, arrays: Mapping[str, np.ndarray], *, batch_size: int
         length = int(arrays["padding_mask"][rows].sum(axis=1).max())  # cut the batch's padding
         inputs = {name: arrays[name][rows, :length] for name in ("token_ids", "segment_ids", "padding_mask")}
         outputs = [np.asarray(output) for output in model(inputs, training=False)]
-        kept = arrays["labels"][rows, :length] != -100
+        kept = arrays["labels"][rows, :length] != IGNORE
         if layers is None:
             layers = [[] for _ in outputs]
         for store, output in zip(layers, outputs, strict=True):

@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_lib.datasets_hub import DatasetUnavailableError, load_dataset
+
 VERSIONS = ("1.1", "2.0")
 HUB = ("huggingface.co", 443)
 # A dataset name on the Hub: "squad", "squad_v2" or "owner/name". A string like this that is not an
@@ -32,10 +34,6 @@ _FILE_SUFFIXES = (".json", ".jsonl", ".gz", ".zip", ".txt")
 class SquadFormatError(ValueError):
     """Malformed SQuAD data; the message names the file, the question id (or where the record is) and what
     is wrong."""
-
-
-class DatasetUnavailableError(RuntimeError):
-    """A Hugging Face dataset that could not be loaded: no network, offline mode, no `datasets`, ..."""
 
 
 @dataclass(frozen=True)
@@ -247,15 +245,7 @@ def load_hf(name: str, split: str = "validation") -> list[QAExample]:
         raise DatasetUnavailableError(f"{name!r} is not a file, and looks like a Hugging Face dataset name, but "
                                       "huggingface.co cannot be reached (or HF_HUB_OFFLINE / HF_DATASETS_OFFLINE is "
                                       "set): the course runs offline, so pass the path of a local SQuAD JSON file")
-    try:
-        import datasets
-    except ImportError as error:
-        raise DatasetUnavailableError(f"loading {name!r} needs the `datasets` package: {error}") from error
-    try:
-        rows = datasets.load_dataset(name, split=split)
-    except Exception as error:  # the datasets library raises many types (ConnectionError, ValueError, ...)
-        raise DatasetUnavailableError(f"could not load the Hugging Face dataset {name!r}, split {split!r}: "
-                                      f"{type(error).__name__}: {error}") from error
+    rows = load_dataset(name, split)
     source = f"{name} ({split})"
     examples = [from_hf_row(row, f"{source}, row {i}") for i, row in enumerate(rows)]
     _check_ids(((example.id, f"row {i}") for i, example in enumerate(examples)), source)
