@@ -118,6 +118,12 @@ def _folder_tokenizer(folder: Path):
     return tokenizer
 
 
+def load_tokenizer(path: str | os.PathLike | None = None):
+    """The tokenizer of the checkpoint that `load_bert(path)` loads (`load_bert().tokenizer`), without loading the
+    encoder: for tools and generators that only tokenize."""
+    return _folder_tokenizer(find_checkpoint(path))
+
+
 def register_torch_parameters(backbone):
     """Under Keras's PyTorch backend, make `backbone.parameters()` list its weights; return the backbone.
 

@@ -18,7 +18,8 @@ from test_06_ner_evaluation import (
 )
 
 from autograde.checks.ner import alignment as hidden
-from autograde.expected.ner.alignment import course_tokenizer, encode_words
+from autograde.expected.ner.alignment import encode_words
+from autograde.expected.tokenizer import course_tokenizer
 from autograde.mistakes.ner import alignment as mistakes
 from autograde.reference.ner import alignment as ref
 from course_lib.checking import CheckFailed

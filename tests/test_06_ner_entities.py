@@ -21,7 +21,7 @@ from test_06_ner_evaluation import (
 
 from autograde.checks.ner import entities as hidden
 from autograde.expected.ner import entities as generator
-from autograde.expected.ner.alignment import course_tokenizer
+from autograde.expected.tokenizer import course_tokenizer
 from autograde.mistakes.ner import entities as mistakes
 from autograde.reference.ner import entities as ref
 from course_lib.ner import LABELS

@@ -15,8 +15,8 @@ from in_process_kernel import InProcessKernel
 from test_06_ner_evaluation import expect_named, expect_sound, message_of, run_quietly
 
 from autograde.checks.qa import spans as hidden
-from autograde.expected.ner.alignment import course_tokenizer
 from autograde.expected.qa import spans as generator
+from autograde.expected.tokenizer import course_tokenizer
 from autograde.mistakes.qa import spans as mistakes
 from autograde.reference.qa import spans as ref
 from autograde.remote import Remote

@@ -13,8 +13,8 @@ from test_06_ner_evaluation import expect_named, expect_sound, message_of, run_q
 from test_07_qa_spans import NOTEBOOK_NAMES, define, solutions, variant_function, variants_of
 
 from autograde.checks.qa import windows as hidden
-from autograde.expected.ner.alignment import course_tokenizer
 from autograde.expected.qa.spans import answer_span, encode_pair, split_pair
+from autograde.expected.tokenizer import course_tokenizer
 from autograde.mistakes.qa import windows as mistakes
 from autograde.reference.qa import windows as ref
 from autograde.remote import Remote
@@ -162,15 +162,14 @@ def test_forms_and_other_mistakes_are_explained():
 
 def test_arrays_of_objects_cross_the_wire_as_lists():
     """sequence_ids and offsets in NumPy arrays of objects (None among ints) reach the grader as lists."""
-    from course_lib.ner.evaluation import rebuild
-    from course_lib.qa.spans import call_each
+    from course_lib.calls import call_each, rebuild
 
     def arrays(*args, **kwargs):
         return [{key: np.array(value, dtype=object) if key in ("sequence_ids", "offsets") else value
                  for key, value in window.items()} for window in ref.make_windows(*args, **kwargs)]
 
     args = [[5], [20, 21, 22], [(0, 1), (2, 3), (4, 5)], 8, 1]
-    (outcome,) = call_each(arrays, [["objects", args, {"answer": (2, 3)}]])
+    (outcome,) = call_each(arrays, [["objects", args, {"answer": (2, 3)}]], object_arrays_as_lists=True)
     windows = rebuild(outcome["result"])
     assert windows[0]["sequence_ids"] == [None, 0, None, 1, 1, 1, None, None]
     assert visible.read_windows(windows, "make_windows(...)", True) == [

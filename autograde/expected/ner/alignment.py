@@ -4,18 +4,12 @@ the labels of the named mistakes that differ from them."""
 
 from __future__ import annotations
 
+from autograde.expected.tokenizer import course_tokenizer
 from autograde.mistakes import stored
 from autograde.mistakes.ner import alignment as mistakes
 from autograde.reference.ner import alignment as ref
 from course_lib.ner import LABELS
 from course_lib.ner.alignment import ALIGN_CASES
-
-
-def course_tokenizer():
-    """The tokenizer of the course's BERT (its vocabulary file; the encoder itself is not loaded)."""
-    from course_lib.pretrained import _folder_tokenizer, find_checkpoint
-
-    return _folder_tokenizer(find_checkpoint())
 
 
 def encode_words(tokenizer, words, *, max_length=None, pad_to=None):

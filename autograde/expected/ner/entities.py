@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from autograde.expected.ner.alignment import course_tokenizer
+from autograde.expected.tokenizer import course_tokenizer
 from autograde.mistakes import stored
 from autograde.mistakes.ner import entities as mistakes
 from autograde.reference.ner import entities as ref

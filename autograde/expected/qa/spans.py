@@ -5,7 +5,7 @@ reference's answer ([] for None) and the answers of the named mistakes that diff
 
 from __future__ import annotations
 
-from autograde.expected.ner.alignment import course_tokenizer
+from autograde.expected.tokenizer import course_tokenizer
 from autograde.mistakes import stored
 from autograde.mistakes.qa import spans as mistakes
 from autograde.reference.qa import spans as ref

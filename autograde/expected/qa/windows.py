@@ -5,8 +5,8 @@ char_span_to_token_span on every window of those (for the check's stand-in)."""
 
 from __future__ import annotations
 
-from autograde.expected.ner.alignment import course_tokenizer
 from autograde.expected.qa.spans import answer_span, encode_pair, split_pair
+from autograde.expected.tokenizer import course_tokenizer
 from autograde.mistakes import stored
 from autograde.mistakes.qa import windows as mistakes
 from autograde.reference.qa import spans as spans_ref
