@@ -2,7 +2,7 @@
 
 `encode_sentences` tokenizes pre-split words with the fast WordPiece tokenizer of `load_bert()` (which adds
 [CLS] and [SEP]), aligns the word labels with the tokens through the learner's `align_labels_with_tokens`, and
-pads everything to `max_length`; the training helpers (course_lib.ner.training) cut each batch to its own
+pads everything to `max_length`; the fine-tuning loop (course_lib.finetuning) cuts each batch to its own
 length. `encode_text` does the same for a raw text, keeping each token's character offsets.
 """
 
