@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import importlib
+import inspect
 import itertools
 from contextlib import contextmanager
 from pathlib import Path
@@ -168,13 +170,13 @@ class Remote:
     def lookup(self, name: str):
         return self.request("lookup", name=name)
 
-    def part(self, dotted: str):
-        """The reference object `module:attribute`, made in the kernel (a toy model, say)."""
-        return self.request("part", **dict(zip(("key", "attribute"), self.load_part(dotted), strict=True)))
+    def part(self, reference):
+        """The reference function or class `reference`, made in the kernel (a toy model, say)."""
+        return self.request("part", **dict(zip(("key", "attribute"), self.load_part(reference), strict=True)))
 
-    def library(self, dotted: str):
-        """`module:attribute` of a library (keras, keras_hub, tensorflow, numpy, course_lib), in the kernel."""
-        module, _, attribute = dotted.partition(":")
+    def library(self, obj):
+        """The kernel's own copy of a library object (keras, keras_hub, tensorflow, numpy, course_lib)."""
+        module, attribute = address_of(obj)
         return self.request("library", module=module, attribute=attribute)
 
     def release(self) -> None:
@@ -188,24 +190,66 @@ class Remote:
         """`target.assign(value)` for each pair, in one request (seeding a layer's variables)."""
         self.request("assign_each", targets=list(targets), values=list(values))
 
-    def load_part(self, dotted: str) -> tuple[str, str]:
-        """Send the reference object `module:attribute` (with only what it needs) to the kernel."""
-        module, _, attribute = dotted.partition(":")
-        key = "".join(c if c.isalnum() else "_" for c in dotted)
+    def load_part(self, reference) -> tuple[str, str]:
+        """Send the reference function or class (with only what it needs) to the kernel: (part key, name)."""
+        module, attribute = address_of(reference)
+        dotted = f"{module}:{attribute}"
+        key = "".join(c if c.isalnum() else "_" for c in dotted)  # the same address always gets the same key
         if key not in self.parts:
-            self.request("load_part", key=key, source=part_source(module, [attribute]))
+            self.request("load_part", key=key, source=part_source(reference))
             self.parts[key] = dotted
         return key, attribute
 
 
+def address_of(obj) -> tuple[str, str]:
+    """`(module, name)` of a top-level function or class, checked to lead back to `obj` itself.
+
+    The kernel finds the object again (or the grader reads its source) by this address, so anything the
+    address would not find is refused here, naming the object."""
+    if isinstance(obj, str):  # transition: the "module:attribute" form, still accepted for now
+        module, _, attribute = obj.partition(":")
+        return module, attribute
+    module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    label = f"{name or type(obj).__name__} ({obj!r:.80})"
+    if inspect.ismethod(obj):
+        raise TypeError(f"{label} is a bound method; pass a function or class defined at a module's top level")
+    if not isinstance(module, str) or not isinstance(name, str):
+        raise TypeError(f"{label} has no module and name to be found by; pass a function or class defined "
+                        "at a module's top level")
+    if name.endswith("<lambda>"):
+        raise ValueError(f"{label} is a lambda, which has no name to be found by; define it with def at a "
+                         "module's top level")
+    if module == "__main__":
+        raise ValueError(f"{label} is defined in __main__, which the kernel cannot import; move it to a module")
+    if "<locals>" in name and _found(module, getattr(obj, "__name__", "")) is obj:
+        # A class its module builds on first use and binds under its own name (course_lib.layers.EncoderLayer,
+        # made late so that importing the module does not import Keras) is found by that name.
+        name = obj.__name__
+    if "<locals>" in name:
+        raise ValueError(f"{label} is defined inside a function; move it to its module's top level")
+    if "." in name:
+        raise ValueError(f"{label} is not at the top level of {module}; pass a top-level function or class")
+    if _found(module, name) is not obj:
+        raise ValueError(f"{label}: {module}:{name} does not lead back to it (a decorator that renames, or a "
+                         "name rebound since); pass an object its module defines under its own name")
+    return module, name
+
+
+def _found(module: str, name: str):
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+
+
 @contextmanager
-def parts_replaced(target, **parts: str):
-    """Within the block, the notebook's names point at reference parts given as "module:attribute": a
+def parts_replaced(target, **parts):
+    """Within the block, the notebook's names point at the reference functions or classes `parts`: a
     composite is graded with reference parts, so a mistake in a part never costs its composite."""
     if not isinstance(target, Handle):
         raise TypeError("parts_replaced needs an object in the student's kernel")
     remote: Remote = object.__getattribute__(target, "_remote")
-    names = {name: list(remote.load_part(dotted)) for name, dotted in parts.items()}
+    names = {name: list(remote.load_part(reference)) for name, reference in parts.items()}
     remote.request("swap", names=names)
     try:
         yield
@@ -213,7 +257,22 @@ def parts_replaced(target, **parts: str):
         remote.request("restore")
 
 
-def part_source(module: str, names: list[str]) -> str:
+def part_source(*references) -> str:
+    """Source defining the reference functions or classes `references` (all from one module), as shipped.
+
+    Only the grader's own package travels as source; anything else (course_lib's building blocks) the kernel
+    can import, so it is imported there."""
+    addresses = [address_of(reference) for reference in references]
+    modules = {module for module, _ in addresses}
+    if len(modules) != 1:
+        raise ValueError(f"part_source needs objects from one module, got {sorted(modules) or 'none'}")
+    module, names = modules.pop(), [name for _, name in addresses]
+    if module.split(".")[0] != "autograde":
+        return f"from {module} import {', '.join(names)}\n"
+    return _module_source(module, names)
+
+
+def _module_source(module: str, names: list[str]) -> str:
     """Source defining `names` from `module`: its imports and only the top-level definitions they use.
 
     Parts come from `autograde.reference`; their own imports from `autograde` are inlined the same way,
@@ -246,7 +305,7 @@ def part_source(module: str, names: list[str]) -> str:
             used = _used(needed, defined)
             wanted = [alias.name for alias in node.names if (alias.asname or alias.name) in used]
             if wanted:
-                inlined.append(part_source(node.module, wanted))
+                inlined.append(_module_source(node.module, wanted))
                 inlined += [f"{alias.asname} = {alias.name}" for alias in node.names
                             if alias.asname and alias.name in wanted]
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -277,40 +336,46 @@ def remote_of(handle: Handle) -> Remote:
 
 
 @contextmanager
-def with_parts(learner, **parts: str):
-    """Within the block, the learner's notebook names `parts` ("module:attribute" of the reference) are
-    the reference's: a composite is graded with reference parts, so a mistake in a part costs it nothing."""
+def with_parts(learner, **parts):
+    """Within the block, the learner's notebook names `parts` (name=reference function or class) are the
+    reference's: a composite is graded with reference parts, so a mistake in a part costs it nothing."""
     if in_kernel(learner):
         with parts_replaced(learner, **parts):
             yield
         return
-    from autograde.registry import resolve
     from course_lib.checking import parts_replaced as local_parts_replaced
 
     # A class's own methods share the notebook's globals; an inherited __init__ may not.
     function = (learner.__dict__.get("__init__") or learner.__dict__.get("call") or learner.__init__
                 if isinstance(learner, type) else learner)
-    with local_parts_replaced(function, **{name: resolve(dotted) for name, dotted in parts.items()}):
+    with local_parts_replaced(function, **{name: _here(reference) for name, reference in parts.items()}):
         yield
 
 
-def part(learner, dotted: str):
-    """The reference object `module:attribute` where the learner's code runs (a toy model to decode with)."""
+def _here(obj):
+    """`obj` itself, once it is known to be addressable: a check that could not run in the kernel fails in the
+    unit tests too."""
+    module, name = address_of(obj)
+    if isinstance(obj, str):  # transition: the "module:attribute" form
+        return getattr(importlib.import_module(module), name)
+    return obj
+
+
+def part(learner, reference):
+    """The reference function or class where the learner's code runs (a toy model to decode with)."""
     if in_kernel(learner):
-        return object.__getattribute__(learner, "_remote").part(dotted)
-    from autograde.registry import resolve
-
-    return resolve(dotted)
+        return object.__getattribute__(learner, "_remote").part(reference)
+    return _here(reference)
 
 
-def run_there(learner, dotted: str, *args, **kwargs):
-    """`dotted` (a course_lib function) called where `learner` lives; a CheckFailed it raises is ours.
+def run_there(learner, function, *args, **kwargs):
+    """`function` (a course_lib function) called where `learner` lives; a CheckFailed it raises is ours.
 
     Only helpers that build, walk, call or diagnose run there (one request instead of dozens); every verdict
     is reached in the grader."""
     from course_lib.checking import CheckFailed
 
-    function = library(learner, dotted)
+    function = library(learner, function)
     try:
         return function(*args, **kwargs)
     except Exception as error:  # LearnerError is a mixin, not an exception type of its own
@@ -319,10 +384,8 @@ def run_there(learner, dotted: str, *args, **kwargs):
         raise
 
 
-def library(learner, dotted: str):
-    """A library object (`keras.layers:MultiHeadAttention`) where the learner's code runs."""
+def library(learner, obj):
+    """A library object (`keras.layers.MultiHeadAttention`) where the learner's code runs."""
     if in_kernel(learner):
-        return object.__getattribute__(learner, "_remote").library(dotted)
-    from autograde.registry import resolve
-
-    return resolve(dotted)
+        return object.__getattribute__(learner, "_remote").library(obj)
+    return _here(obj)

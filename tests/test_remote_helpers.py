@@ -45,10 +45,10 @@ def test_a_layer_through_a_handle_reads_as_the_layer(kernel):
 def test_run_there_raises_our_check_failed(kernel):
     handle = Remote(kernel).lookup("encoder")
     with pytest.raises(CheckFailed, match="has 2 layers, expected 3"):
-        run_there(handle, "course_lib.keras_weights:bert_variables", handle, {**CONFIG, "num_layers": 3})
+        run_there(handle, bert_variables, handle, {**CONFIG, "num_layers": 3})
     with pytest.raises(KeyError):  # other errors stay what they are
-        run_there(handle, "course_lib.keras_weights:bert_variables", handle, {})
-    assert list(variables_of(handle, "bert_variables", CONFIG)) == \
+        run_there(handle, bert_variables, handle, {})
+    assert list(variables_of(handle, bert_variables, CONFIG)) == \
         list(bert_variables(kernel.agent.namespace["encoder"], CONFIG))
 
 
@@ -67,7 +67,7 @@ def test_seeding_through_the_kernel_sets_what_it_returns_in_few_requests(kernel)
 
 def test_assign_and_shapes_through_the_kernel(kernel):
     handle, block = Remote(kernel).lookup("block"), kernel.agent.namespace["block"]
-    variables = variables_of(handle, "layer_variables", "encoder_layer", BLOCK)
+    variables = variables_of(handle, layer_variables, "encoder_layer", BLOCK)
     sizes = shapes(variables)
     assert sizes["mha.output_dense.kernel"] == (2, 4, 8) and sizes["ffn.layers[1].bias"] == (8,)
     assign(variables, {"ffn.layers[1].bias": np.full(8, 0.25)})

@@ -11,12 +11,14 @@ Each `grade_<name>` raises `CheckFailed` with a diagnosis or prints one success 
 
 from __future__ import annotations
 
+import keras
 import numpy as np
 
 from autograde.checks import rng as draw
 from autograde.mistakes import multi_head_attention as mistakes
 from autograde.mistakes import results
 from autograde.reference import multi_head_attention as ref
+from autograde.reference.multi_head_attention import keras_layers
 from autograde.reference.scaled_dot_product_attention import look_ahead_mask
 from autograde.remote import library, part, with_parts
 from course_lib.checking import CheckFailed, call_learner, expect_close, passed, quiet, quietly, to_tensor
@@ -104,9 +106,8 @@ def _mask(rng, kind: str, batch: int, n_q: int, n_k: int):
     return _padding(rng, batch, n_k) * look_ahead_mask(n_q)  # "both": (batch, n_q, n_k)
 
 
-KERAS_PARTS = "autograde.reference.multi_head_attention.keras_layers"
 # The notebook's names that `call` uses, pointed at the reference while it is graded.
-REFERENCE_PARTS = {"split_heads": f"{KERAS_PARTS}:split_heads", "merge_heads": f"{KERAS_PARTS}:merge_heads"}
+REFERENCE_PARTS = {"split_heads": keras_layers.split_heads, "merge_heads": keras_layers.merge_heads}
 
 
 def grade_multi_head_attention_call(layer_class) -> None:
@@ -209,8 +210,8 @@ def _keras_blocks(weights, heads: int) -> dict[str, tuple[np.ndarray, np.ndarray
 def grade_copy_keras_weights(copy_keras_weights) -> None:
     """Copy random Keras weights into the reference layer; its weights, then its outputs, must match Keras's."""
     # Both layers are made where the learner's code runs; the grader keeps the weights it gave them.
-    keras_attention = library(copy_keras_weights, "keras.layers:MultiHeadAttention")
-    reference_layer = part(copy_keras_weights, f"{KERAS_PARTS}:ScratchMultiHeadAttention")
+    keras_attention = library(copy_keras_weights, keras.layers.MultiHeadAttention)
+    reference_layer = part(copy_keras_weights, keras_layers.ScratchMultiHeadAttention)
     rng = draw(34)
     for d_model, heads in COPY_CASES:
         description = f"d_model {d_model}, {heads} heads"

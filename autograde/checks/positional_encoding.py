@@ -48,7 +48,7 @@ def _grade_get_angles(get_angles) -> None:
 def grade_positional_encoding(positional_encoding) -> None:
     # Graded on its own: if it calls get_angles, it gets the reference one.
     with quiet(), np.errstate(all="ignore"), \
-            with_parts(positional_encoding, get_angles="autograde.reference.positional_encoding:get_angles"):
+            with_parts(positional_encoding, get_angles=ref.get_angles):
         for positions, d in ENCODING_CASES:
             name = f"positional_encoding({positions}, {d})"
             result = call_learner(positional_encoding, positions, d)

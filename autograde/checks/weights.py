@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from autograde.remote import in_kernel, remote_of, run_there
-from course_lib.keras_weights import seeded_values
+from course_lib.keras_weights import layer_variables, seeded_values
 
 
-def variables_of(layer, reader: str, *args, **kwargs) -> dict:
-    """`course_lib.keras_weights.<reader>(layer, *args)` run where `layer` lives: its variables by path."""
-    return run_there(layer, f"course_lib.keras_weights:{reader}", layer, *args, **kwargs)
+def variables_of(layer, reader, *args, **kwargs) -> dict:
+    """`reader(layer, *args)` (a course_lib.keras_weights walk) run where `layer` lives: its variables by path."""
+    return run_there(layer, reader, layer, *args, **kwargs)
 
 
 def shapes(variables: dict) -> dict[str, tuple[int, ...]]:
@@ -49,4 +49,4 @@ def set_seeded(variables: dict, seed: int) -> dict[str, np.ndarray]:
 
 def seed_layer(layer, kind: str, config: dict, seed: int) -> dict[str, np.ndarray]:
     """Seed every weight of an assignment-04 layer (`kind` as in course_lib.keras_weights.layer_variables)."""
-    return set_seeded(variables_of(layer, "layer_variables", kind, config), seed)
+    return set_seeded(variables_of(layer, layer_variables, kind, config), seed)

@@ -22,8 +22,9 @@ from autograde.checks.weights import set_seeded, variables_of
 from autograde.mistakes import results
 from autograde.mistakes.bert import encoder as mistakes
 from autograde.reference.bert import encoder as ref
+from autograde.reference.bert.keras_layers import BertEmbedding as ReferenceEmbedding
 from autograde.remote import run_there, with_parts
-from course_lib.bert.encoder import EMBEDDING_HINT, ENCODER_HINT, padded_batch
+from course_lib.bert.encoder import EMBEDDING_HINT, ENCODER_HINT, padded_batch, prebuild
 from course_lib.checking import (
     CheckFailed,
     call_layer,
@@ -35,9 +36,9 @@ from course_lib.checking import (
     quiet,
     to_array,
 )
+from course_lib.keras_weights import bert_variables
 
 TOL = dict(atol=1e-4, rtol=1e-4)
-REFERENCE_EMBEDDING = "autograde.reference.bert.keras_layers:BertEmbedding"
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,8 @@ def _seeded(layer, config: dict, seed: int, part: str = "encoder") -> dict:
     """Build the learner's layer where it lives (without tracing it), check its structure here, set every
     weight from `seed`; return the values set, by attribute path."""
     with quiet():
-        run_there(layer, "course_lib.bert.encoder:prebuild", layer, config)
-        return set_seeded(variables_of(layer, "bert_variables", config, part=part), seed)
+        run_there(layer, prebuild, layer, config)
+        return set_seeded(variables_of(layer, bert_variables, config, part=part), seed)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -135,7 +136,7 @@ def grade_bert_encoder(BertEncoder) -> None:  # noqa: N803
 
 
 def _grade_encoder_case(BertEncoder, index: int, case: Case) -> None:  # noqa: N803
-    with with_parts(BertEncoder, BertEmbedding=REFERENCE_EMBEDDING):
+    with with_parts(BertEncoder, BertEmbedding=ReferenceEmbedding):
         inputs, weights, (output, again, training) = _run_encoder(BertEncoder, case, index)
     name = (f"BertEncoder output ({case.label()}; built with the reference BertEmbedding, so BertEncoder.call "
             "is at fault)")

@@ -15,7 +15,12 @@ from autograde.mistakes import results
 from autograde.mistakes.bert import inputs as mistakes
 from autograde.reference.bert import inputs as ref
 from autograde.remote import run_there
-from course_lib.bert.inputs import expect_bert_inputs, expect_inputs_unchanged, expect_value_error
+from course_lib.bert.inputs import (
+    call_with_arguments_after,
+    expect_bert_inputs,
+    expect_inputs_unchanged,
+    expect_value_error,
+)
 from course_lib.checking import CheckFailed, passed, quiet
 
 SPECIAL_ID_SETS = [
@@ -55,8 +60,8 @@ def _pair(rng, length_a, length_b):
 
 def _run_case(build_bert_inputs, tokens_a, tokens_b, max_len, ids, label):
     before = [None if t is None else list(t) for t in (tokens_a, tokens_b)]
-    result, *after = run_there(build_bert_inputs, "course_lib.bert.inputs:call_with_arguments_after",
-                               build_bert_inputs, tokens_a, tokens_b, max_len, **ids)
+    result, *after = run_there(build_bert_inputs, call_with_arguments_after, build_bert_inputs, tokens_a, tokens_b,
+                               max_len, **ids)
     expect_inputs_unchanged(before, after, label)
     budget = max_len - ref.special_token_count(tokens_b is not None)
     truncated = len(before[0]) + (0 if before[1] is None else len(before[1])) > budget

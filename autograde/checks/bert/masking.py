@@ -57,7 +57,7 @@ def _called_there(mask_tokens):
     masking, and another seed another one)."""
     def call(token_ids, rng, **kwargs):
         seed = int(rng.integers(2**63))
-        return run_there(mask_tokens, "course_lib.bert.masking:run_masking", mask_tokens, token_ids, seed, **kwargs)
+        return run_there(mask_tokens, run_masking, mask_tokens, token_ids, seed, **kwargs)
 
     call.__name__ = "mask_tokens"
     return call

@@ -14,20 +14,22 @@ from __future__ import annotations
 
 import functools
 
+import keras_hub
 import numpy as np
 
 from autograde.checks import rng as draw
 from autograde.checks import seed_of
 from autograde.checks.weights import assign, shapes, variables_of
+from autograde.reference.bert.keras_layers import BertEncoder as ReferenceEncoder
 from autograde.reference.bert.weights import sources
 from autograde.remote import library, part, run_there
-from course_lib.bert.encoder import ENCODER_ARGS, padded_batch
-from course_lib.bert.weights import call_loader, describe_wrong_weight, make_backbone
+from course_lib.bert.encoder import ENCODER_ARGS, padded_batch, prebuild
+from course_lib.bert.weights import call_loader, describe_wrong_weight, expect_backbone_unchanged, make_backbone
 from course_lib.checking import CheckFailed, passed, quiet, to_array
-from course_lib.keras_weights import backbone_variables, fingerprint, same_fingerprint
+from course_lib.keras_weights import backbone_variables, bert_variables, fingerprint, fingerprints, same_fingerprint
+from course_lib.pretrained import load_bert
 
 OUTPUT_TOLERANCE = 1e-4  # max |difference| from the backbone's sequence_output
-REFERENCE_ENCODER = "autograde.reference.bert.keras_layers:BertEncoder"
 SMALL_BACKBONES = [
     {"vocabulary_size": 200, "num_layers": 2, "num_heads": 4, "hidden_dim": 48, "intermediate_dim": 96,
      "max_sequence_length": 40, "num_segments": 2},
@@ -45,8 +47,6 @@ SENTENCES = [
 
 @functools.cache
 def _pretrained():
-    from course_lib.pretrained import load_bert
-
     return load_bert()
 
 
@@ -78,9 +78,9 @@ def _sizes(config: dict) -> dict:
 def _reference_encoder(learner, config: dict):
     """The reference BertEncoder of these sizes, made where the learner runs, built without tracing, every
     weight zero; returns (encoder, its variables by attribute path)."""
-    encoder = part(learner, REFERENCE_ENCODER)(**_sizes(config))
-    run_there(learner, "course_lib.bert.encoder:prebuild", encoder, config)
-    variables = variables_of(encoder, "bert_variables", config)
+    encoder = part(learner, ReferenceEncoder)(**_sizes(config))
+    run_there(learner, prebuild, encoder, config)
+    variables = variables_of(encoder, bert_variables, config)
     assign(variables, {label: np.zeros(shape) for label, shape in shapes(variables).items()})
     return encoder, variables
 
@@ -88,7 +88,7 @@ def _reference_encoder(learner, config: dict):
 def _small_backbone(learner, config: dict, seed: int):
     """(the backbone given to the loader, its twin here): the same sizes and seeded weights."""
     twin = make_backbone(config, seed=seed)
-    backbone = library(learner, "keras_hub.models:BertBackbone")(**_sizes(config))
+    backbone = library(learner, keras_hub.models.BertBackbone)(**_sizes(config))
     variables = _backbone_variables(learner, backbone)
     values = {label: variable.numpy() for label, variable in backbone_variables(twin).items()}
     if sorted(variables) != sorted(values):
@@ -100,18 +100,17 @@ def _small_backbone(learner, config: dict, seed: int):
 
 def _backbone_variables(learner, backbone) -> dict:
     """The encoder weights of a backbone (one made by the check) by attribute path, read where it lives."""
-    return variables_of(backbone, "backbone_variables")
+    return variables_of(backbone, backbone_variables)
 
 
 def _pretrained_backbone(learner):
     """(the shipped checkpoint loaded where the learner runs, the same checkpoint loaded here)."""
-    return run_there(learner, "course_lib.pretrained:load_bert").backbone, _pretrained().backbone
+    return run_there(learner, load_bert).backbone, _pretrained().backbone
 
 
 def _fingerprints(learner, variables: dict) -> dict[str, tuple[float, float]]:
     """The fingerprint of each variable, computed where it lives (one request, no array sent)."""
-    return {label: tuple(value) for label, value in run_there(learner, "course_lib.keras_weights:fingerprints",
-                                                                    variables).items()}
+    return {label: tuple(value) for label, value in run_there(learner, fingerprints, variables).items()}
 
 
 def _grade_loaded(load_bert_weights, backbones, config: dict, inputs, what: str) -> None:
@@ -124,7 +123,7 @@ def _grade_loaded(load_bert_weights, backbones, config: dict, inputs, what: str)
             # Not the learner's doing: the kernel has another checkpoint or keras-hub than the grader.
             raise RuntimeError(f"the backbone made for the loader differs from the grader's ({what})")
         call_loader(load_bert_weights, encoder, backbone, config)
-        run_there(load_bert_weights, "course_lib.bert.weights:expect_backbone_unchanged", truth, backbone)
+        run_there(load_bert_weights, expect_backbone_unchanged, truth, backbone)
         loaded = _fingerprints(load_bert_weights, variables)
     for label, source in weight_sources(config["num_layers"]).items():
         if not same_fingerprint(loaded[label], truth[source]):

@@ -35,7 +35,7 @@ BEAM_CASES = [(2, 7, [3, 4, 5], 6, 3, 1.0), (4, 7, [3, 4, 5], 6, 3, 1.0), (5, 7,
 
 def toy_models(learner, seed: int, vocab: int):
     """(the toy model where the learner's function runs, the same model here for the reference)."""
-    made_there = part(learner, "autograde.reference.transformer.decoding:toy_predict_next")
+    made_there = part(learner, ref.toy_predict_next)
     return made_there(seed, vocab, START, END), ref.toy_predict_next(seed, vocab, START, END)
 
 

@@ -35,6 +35,7 @@ from course_lib.checking import (
     quiet,
     to_tensor,
 )
+from course_lib.keras_weights import layer_variables
 from course_lib.transformer.layers import DECODER_MASK_HINT, TRAINING_ADVICE
 
 TOL = dict(atol=1e-4, rtol=1e-4)
@@ -164,7 +165,7 @@ def _grade_block_training(Layer, kind: str, case: Case, number: int, call) -> No
     with quiet():
         layer = make_layer(Layer, case.d, case.heads, case.fc, dropout_rate=0.5, layernorm_eps=case.eps)
         run(False)
-        variables = variables_of(layer, "layer_variables", "decoder_layer" if decoder else "encoder_layer",
+        variables = variables_of(layer, layer_variables, "decoder_layer" if decoder else "encoder_layer",
                                  case.block_config())
         weights = set_seeded(variables, seed=seed_of(number))
     name = f"{kind} output ({case.label()})"

@@ -13,6 +13,7 @@ import numpy as np
 
 from autograde.checks import rng as draw
 from autograde.checks import seed_of
+from autograde.checks.transformer import probes
 from autograde.checks.transformer.layers import (
     TOL,
     Case,
@@ -24,7 +25,6 @@ from autograde.checks.transformer.layers import (
     token_ids,
 )
 from autograde.checks.transformer.training import (
-    PROBES,
     STACK_ADVICE,
     block_sites,
     expect_dropout_acts,
@@ -34,6 +34,7 @@ from autograde.checks.transformer.training import (
 from autograde.checks.weights import seed_layer, set_seeded, variables_of
 from autograde.mistakes import results
 from autograde.mistakes.transformer import stacks as mistakes
+from autograde.reference.transformer import keras_layers as reference_layers
 from autograde.reference.transformer import stacks as ref
 from autograde.remote import with_parts
 from course_lib.checking import (
@@ -47,10 +48,13 @@ from course_lib.checking import (
     to_array,
     to_tensor,
 )
+from course_lib.keras_weights import layer_variables
 from course_lib.layers import positional_encoding
 from course_lib.transformer.stacks import POSITION_HINT
 
-PARTS = "autograde.reference.transformer.keras_layers"
+# A stack's layers by the notebook name it uses: the reference layer, and a probe that reports `training`.
+BLOCKS = {"EncoderLayer": reference_layers.EncoderLayer, "DecoderLayer": reference_layers.DecoderLayer}
+BLOCK_PROBES = {"EncoderLayer": probes.EncoderLayerProbe, "DecoderLayer": probes.DecoderLayerProbe}
 STACK_DROPOUT = ("the {stack}'s own dropout never acts in training: apply self.dropout to the scaled embeddings plus "
                  "the positional encoding, before the layers, with training=training")
 STACK_AT_INFERENCE = "Pass training=training to the dropout and to every layer (never training=True)"
@@ -135,7 +139,7 @@ def grade_encoder(Encoder) -> None:  # noqa: N803
 
 def _grade_encoder_case(Encoder, index: int, case: Case) -> None:  # noqa: N803
     ids, mask, _, args = _encoder_setup(case, index)
-    with with_parts(Encoder, EncoderLayer=f"{PARTS}:EncoderLayer"):
+    with with_parts(Encoder, EncoderLayer=reference_layers.EncoderLayer):
         weights, output, again = quietly_run(lambda: _run_encoder(Encoder, case, index))
     name = f"Encoder output ({case.label()}; built with the reference EncoderLayer, so Encoder.call is at fault)"
     expect_same_at_inference(output, again, name, STACK_AT_INFERENCE)
@@ -163,18 +167,18 @@ def _grade_stack_training(Stack, kind: str, case: Case, index: int, config: dict
 
     `kind` is "Encoder" or "Decoder"; `run(training, stack)` calls a stack built from `args` on the case."""
     block, decoder = f"{kind}Layer", kind == "Decoder"
-    with with_parts(Stack, **{block: f"{PARTS}:{block}"}), quiet():
+    with with_parts(Stack, **{block: BLOCKS[block]}), quiet():
         stack = make_layer(Stack, *args, dropout_rate=0.5, layernorm_eps=case.eps)
     with quiet():
         run(False, stack)
-        variables = variables_of(stack, "layer_variables", kind.lower(), config)
+        variables = variables_of(stack, layer_variables, kind.lower(), config)
         weights = set_seeded(variables, seed=seed_of(index))
     name = f"{kind} output ({case.label()}; built with the reference {block})"
     sites = _stack_sites("dec_layers" if decoder else "enc_layers", case.num_layers, decoder=decoder)
     expect_dropout_acts(run(False, stack), run(True, stack), name, what=kind.lower(), advice=STACK_ADVICE)
     expect_each_site_acts(variables, weights, lambda training: run(training, stack), sites, name,
                           {"dropout": STACK_DROPOUT.format(stack=kind)})
-    with with_parts(Stack, **{block: f"{PROBES}:{block}Probe"}), quiet():
+    with with_parts(Stack, **{block: BLOCK_PROBES[block]}), quiet():
         probed = make_layer(Stack, *args, dropout_rate=0.5, layernorm_eps=case.eps)
     expect_probe_flags(run(True, probed), f"{kind} output ({case.label()}; built with probes as layers)",
                        f"{kind.lower()} layers", "Call each layer with training=training")
@@ -242,7 +246,7 @@ def grade_decoder(Decoder) -> None:  # noqa: N803
 
 def _grade_decoder_case(Decoder, index: int, case: Case) -> None:  # noqa: N803
     ids, enc_output, look_ahead, padding, _, args = _decoder_setup(case, index)
-    with with_parts(Decoder, DecoderLayer=f"{PARTS}:DecoderLayer"):
+    with with_parts(Decoder, DecoderLayer=reference_layers.DecoderLayer):
         weights, result, again = quietly_run(lambda: _run_decoder(Decoder, case, index))
     what = "(x, attention_weights)"
     output, attention = _pair(result, "Decoder", what)
@@ -309,7 +313,7 @@ def _grade_transformer_case(Transformer, index: int, case: Case) -> None:  # noq
         return weights, [call_layer(model, to_tensor(inputs, "int32"), to_tensor(targets, "int32"), **kwargs)
                          for _ in range(2)]
 
-    with with_parts(Transformer, Encoder=f"{PARTS}:Encoder", Decoder=f"{PARTS}:Decoder"):
+    with with_parts(Transformer, Encoder=reference_layers.Encoder, Decoder=reference_layers.Decoder):
         weights, (result, again) = quietly_run(run)
     what = "(logits, attention_weights)"
     logits, attention = _pair(result, "Transformer", what)
@@ -343,7 +347,7 @@ def _grade_transformer_training(Transformer) -> None:  # noqa: N803
     rng = draw(800 + len(TRANSFORMER_CASES))
     inputs, targets = token_ids(rng, case.batch, case.source, 11), token_ids(rng, case.batch, case.target, 7)
     config = {**case.block_config(), "target_vocab_size": 7}
-    with with_parts(Transformer, Encoder=f"{PROBES}:EncoderProbe", Decoder=f"{PROBES}:DecoderProbe"), quiet():
+    with with_parts(Transformer, Encoder=probes.EncoderProbe, Decoder=probes.DecoderProbe), quiet():
         model = make_layer(Transformer, case.num_layers, case.d, case.heads, case.fc, 11, 7, case.source + 2,
                            case.target + 3, dropout_rate=0.5, layernorm_eps=case.eps)
 
@@ -353,7 +357,7 @@ def _grade_transformer_training(Transformer) -> None:  # noqa: N803
 
     with quiet():
         run(False)
-        weights = set_seeded(variables_of(model, "layer_variables", "final_layer", config), seed=seed_of(810))
+        weights = set_seeded(variables_of(model, layer_variables, "final_layer", config), seed=seed_of(810))
     name = f"Transformer logits ({case.label()}; built with probes as Encoder and Decoder)"
     logits = to_array(run(True), name)
     kernel, bias = weights["final_layer.kernel"], weights["final_layer.bias"]

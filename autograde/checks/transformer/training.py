@@ -15,8 +15,6 @@ import numpy as np
 from autograde.checks.weights import assign
 from course_lib.checking import CheckFailed, to_array
 
-PROBES = "autograde.checks.transformer.probes"
-
 NOTHING_ACTS = "is the same with training=True as with training=False: no dropout acts in training. {advice}"
 ON_THE_OUTPUT = ("has {share:.0%} exact zeros with training=True and none at inference: a dropout is applied to "
                  "the {what}'s result. {advice}")
