@@ -26,10 +26,17 @@ class Exercise:
     reference: tuple[str, ...]  # module:attribute of what the hidden check compares with
     tests: str  # unit tests of the checks and the reference
     grade_id: str = ""  # the test cell's grade id (default test_<name>)
+    imports: str = ""  # what the notebook's set-up gives its solution cells (imports, constants), to define them here
+    kernel_setup: str = ""  # checked only in a kernel started with this code (another Keras backend), not in-process
 
     @property
     def test_id(self) -> str:
         return self.grade_id or f"test_{self.name}"
+
+    @property
+    def checked(self) -> str:
+        """The reference the checks take: the one named like the exercise (a Keras layer's class), else the first."""
+        return next((r for r in self.reference if r.partition(":")[2] == self.name), self.reference[0])
 
 
 def topic(stem: str) -> str:
@@ -37,9 +44,10 @@ def topic(stem: str) -> str:
     return stem.split("_", 1)[1]
 
 
-def _rows(stem: str, tests: str, *rows: tuple) -> list[Exercise]:
+def _rows(stem: str, tests: str, *rows: tuple, imports: str = "") -> list[Exercise]:
     """Rows of one assignment; `visible`, `hidden` and `reference` are written relative to its topic:
-    ".layers:check_x" means course_lib.<topic>.layers:check_x, ":check_x" course_lib.<topic>:check_x."""
+    ".layers:check_x" means course_lib.<topic>.layers:check_x, ":check_x" course_lib.<topic>:check_x.
+    `imports`: what the notebook's set-up cell gives its solution cells."""
     package = topic(stem)
 
     def where(root: str, relative: str) -> str:
@@ -53,7 +61,8 @@ def _rows(stem: str, tests: str, *rows: tuple) -> list[Exercise]:
             stem=stem, name=name, points=points, visible=where("course_lib", visible),
             hidden=where("autograde.checks", hidden),
             reference=tuple(where("autograde.reference", r) for r in references),
-            tests=extra.get("tests", tests), grade_id=extra.get("grade_id", ""),
+            tests=extra.get("tests", tests), grade_id=extra.get("grade_id", ""), imports=imports,
+            kernel_setup=extra.get("kernel_setup", ""),
         ))
     return made
 
@@ -64,6 +73,7 @@ EXERCISES: list[Exercise] = [
         ("get_angles", 2, ":check_get_angles", ":grade_get_angles", [":get_angles"]),
         ("positional_encoding", 3, ":check_positional_encoding", ":grade_positional_encoding",
          [":positional_encoding"]),
+        imports="import keras\nimport numpy as np\nimport tensorflow as tf\n",
     ),
     *_rows(
         "02_scaled_dot_product_attention", "tests/test_02_scaled_dot_product_attention.py",
@@ -77,6 +87,7 @@ EXERCISES: list[Exercise] = [
          [":look_ahead_mask"]),
         ("scaled_dot_product_attention", 4, ":check_scaled_dot_product_attention",
          ":grade_scaled_dot_product_attention", [":scaled_dot_product_attention"]),
+        imports="import numpy as np\nimport tensorflow as tf\n",
     ),
     # call and copy_keras_weights use split_heads but are graded with reference parts.
     *_rows(
@@ -88,6 +99,8 @@ EXERCISES: list[Exercise] = [
          {"grade_id": "test_multi_head_attention_call"}),
         ("copy_keras_weights", 2, ":check_copy_keras_weights", ":grade_copy_keras_weights",
          [":copy_keras_weights"]),
+        imports="import keras\nimport numpy as np\nimport tensorflow as tf\nfrom course_lib.layers import "
+                "create_look_ahead_mask, create_padding_mask, positional_encoding, scaled_dot_product_attention\n",
     ),
     # Encoder, Decoder and Transformer are graded with reference layers, so they keep their points.
     *_rows(
@@ -106,6 +119,10 @@ EXERCISES: list[Exercise] = [
          [".decoding:greedy_decode"], {"tests": "tests/test_04_transformer_decoding.py"}),
         ("beam_search", 3, ".decoding:check_beam_search", ".decoding:grade_beam_search",
          [".decoding:beam_search"], {"tests": "tests/test_04_transformer_decoding.py"}),
+        imports="import keras\nimport numpy as np\nimport tensorflow as tf\nfrom course_lib.layers import "
+                "create_look_ahead_mask, create_padding_mask, positional_encoding\n"
+                "from course_lib.transformer.decoding import toy_predict_next\n"
+                "from course_lib.transformer.layers import FullyConnected\n",
     ),
     # BertEncoder is graded with the reference BertEmbedding and load_bert_weights with a reference encoder,
     # so each keeps its points when the other graded parts are wrong.
@@ -121,6 +138,14 @@ EXERCISES: list[Exercise] = [
          [".weights:load_bert_weights"], {"tests": "tests/test_05_bert_weights.py"}),
         ("mask_tokens", 3, ".masking:check_mask_tokens", ".masking:grade_mask_tokens",
          [".masking:mask_tokens"], {"tests": "tests/test_05_bert_masking.py"}),
+        imports="import keras\nimport numpy as np\nimport tensorflow as tf\n"
+                "from course_lib.bert.encoder import ENCODER_ARGS\nfrom course_lib.layers import EncoderLayer\n"
+                "from autograde.reference.bert.keras_layers import gelu_tanh\n"  # the notebook's own, the same
+                # the notebook's constants, from the checkpoint's tokenizer rather than the whole model
+                "from course_lib.pretrained import SPECIAL_TOKENS, load_tokenizer\n_vocabulary = load_tokenizer()\n"
+                "CLS_ID, SEP_ID, PAD_ID, MASK_ID = (_vocabulary.token_to_id(t) for t in ('[CLS]', '[SEP]', '[PAD]', "
+                "'[MASK]'))\nVOCAB_SIZE = _vocabulary.get_vocab_size()\n"
+                "SPECIAL_IDS = sorted(_vocabulary.token_to_id(t) for t in SPECIAL_TOKENS)\n",
     ),
     # entity_scores and predictions_to_entities are graded with the reference entity_spans.
     *_rows(
@@ -139,6 +164,8 @@ EXERCISES: list[Exercise] = [
         ("predictions_to_entities", 3, ".entities:check_predictions_to_entities",
          ".entities:grade_predictions_to_entities", [".entities:predictions_to_entities"],
          {"tests": "tests/test_06_ner_entities.py"}),
+        imports="import keras\nimport numpy as np\nimport tensorflow as tf\n"
+                "from course_lib.ner import ENTITY_TYPES, LABELS\n",
     ),
     # make_windows is graded with the reference char_span_to_token_span, and best_span on logits the grader draws,
     # so a wrong span function or model builder costs only its own points.
@@ -154,17 +181,20 @@ EXERCISES: list[Exercise] = [
          {"tests": "tests/test_07_qa_decoding.py"}),
         ("squad_em_f1", 2, ".metrics:check_squad_em_f1", ".metrics:grade_squad_em_f1", [".metrics:squad_em_f1"],
          {"tests": "tests/test_07_qa_metrics.py"}),
+        imports="import keras\nimport numpy as np\n",
     ),
     # Assignment 08 runs on Keras's PyTorch backend; train_step and evaluate are graded with the reference QAModel
     # and loss, so each keeps its points when the learner's module or loss is wrong.
     *_rows(
         "08_qa_pytorch", "tests/test_08_qa_pytorch_model.py",
-        ("QAModel", 3, ".model:check_qa_model", ".model:grade_qa_model", [".model:QAModel"]),
+        ("QAModel", 3, ".model:check_qa_model", ".model:grade_qa_model", [".model:QAModel"],
+         {"kernel_setup": "from course_lib.qa_pytorch.setup import setup\nsetup(verbose=False)\n"}),
         ("qa_loss", 2, ".model:check_qa_loss", ".model:grade_qa_loss", [".model:qa_loss"]),
         ("train_step", 3, ".training:check_train_step", ".training:grade_train_step", [".training:train_step"],
          {"tests": "tests/test_08_qa_pytorch_training.py"}),
         ("evaluate", 2, ".training:check_evaluate", ".training:grade_evaluate", [".training:evaluate"],
          {"tests": "tests/test_08_qa_pytorch_training.py"}),
+        imports="import numpy as np\nimport torch\nimport torch.nn.functional as F\n",
     ),
 ]
 

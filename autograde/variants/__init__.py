@@ -25,6 +25,9 @@ class Variant:
     old: str = ""  # replace `old` (found exactly once in the solution cell) with `new` ...
     new: str = ""
     source: str = ""  # ... or the whole cell
+    message: str = ""  # a wrong one's mistake, as both checks name it (a part of their failure messages)
+    visible_gap: str = ""  # why the visible check's verdict on it is the wrong one (only the hidden check is right)
+    visible_message: str = ""  # the visible check's words for the mistake, where they are not `message`
 
     def cell(self, solution: str) -> str:
         """The solution cell's code with this variant in it."""
@@ -35,12 +38,18 @@ class Variant:
         return solution.replace(self.old, self.new)
 
 
-def wrong(name: str, what: str, old: str = "", new: str = "", source: str = "") -> Variant:
-    return Variant(name, what, False, old, new, source)
+def wrong(name: str, what: str, old: str = "", new: str = "", source: str = "", *, message: str = "",
+          visible_gap: str = "", visible_message: str = "") -> Variant:
+    return Variant(name, what, False, old, new, source, message, visible_gap, visible_message)
 
 
-def right(name: str, what: str, old: str = "", new: str = "", source: str = "") -> Variant:
-    return Variant(name, what, True, old, new, source)
+def named(catalogue, name: str) -> str:
+    """The message of the mistake `name` in an autograde.mistakes catalogue: what both checks say of it."""
+    return next(mistake.message for mistake in catalogue if mistake.name == name)
+
+
+def right(name: str, what: str, old: str = "", new: str = "", source: str = "", *, visible_gap: str = "") -> Variant:
+    return Variant(name, what, True, old, new, source, visible_gap=visible_gap)
 
 
 def variants(stem: str) -> list[Variant]:

@@ -9,13 +9,17 @@ _MERGE = "return tf.reshape(x, (batch, seq, x.shape[2] * x.shape[3]))"
 
 SPLIT = [
     wrong("split_heads", "reshaped straight to (batch, heads, seq, depth), no transpose", old=_TRANSPOSE,
-          new="return tf.reshape(x, (batch, num_heads, seq, depth))"),
+          new="return tf.reshape(x, (batch, num_heads, seq, depth))",
+          message="the heads are interleaved wrongly: reshaping straight to (batch, heads, seq"),
     wrong("split_heads", "depth before heads: features dealt out to the heads one by one",
           old="x = tf.reshape(x, (batch, seq, num_heads, depth))\n    return tf.transpose(x, perm=(0, 2, 1, 3))",
-          new="x = tf.reshape(x, (batch, seq, depth, num_heads))\n    return tf.transpose(x, perm=(0, 3, 1, 2))"),
-    wrong("split_heads", "the transpose missing: (batch, seq, heads, depth)", old=_TRANSPOSE, new="return x"),
+          new="x = tf.reshape(x, (batch, seq, depth, num_heads))\n    return tf.transpose(x, perm=(0, 3, 1, 2))",
+          message="the features are dealt out to the heads one by one; head h must get the"),
+    wrong("split_heads", "the transpose missing: (batch, seq, heads, depth)", old=_TRANSPOSE, new="return x",
+          message="the transpose is missing: after the reshape to (batch, seq, heads, depth), swap"),
     wrong("split_heads", "transposed with perm (0, 2, 3, 1)", old=_TRANSPOSE,
-          new="return tf.transpose(x, perm=(0, 2, 3, 1))"),
+          new="return tf.transpose(x, perm=(0, 2, 3, 1))",
+          message="the axes are transposed in the wrong order: use perm (0, 2, 1, 3), which gives"),
     right("split_heads", "tf.split into heads, stacked on axis 1", source=(
         "def split_heads(x, num_heads):\n"
         "    return tf.stack(tf.split(x, num_heads, axis=-1), axis=1)\n")),
@@ -25,13 +29,17 @@ SPLIT = [
         "    heads = np.asarray(x).reshape(batch, seq, num_heads, d_model // num_heads)\n"
         "    return tf.constant(np.moveaxis(heads, 2, 1))\n")),
     wrong("merge_heads", "reshaped without the transpose", old="\n    x = tf.transpose(x, perm=(0, 2, 1, 3))",
-          new=""),
-    wrong("merge_heads", "the final reshape missing", old=_MERGE, new="return x"),
+          new="",
+          message="the heads are still the second axis",
+          visible_message="has shape (2, 2, 6), expected (2, 3, 4)"),
+    wrong("merge_heads", "the final reshape missing", old=_MERGE, new="return x",
+          message="the final reshape is missing: after the transpose, reshape to (batch, seq"),
     wrong("merge_heads", "transposed with perm (0, 2, 3, 1): heads and depth interleaved",
-          old="x = tf.transpose(x, perm=(0, 2, 1, 3))", new="x = tf.transpose(x, perm=(0, 2, 3, 1))"),
+          old="x = tf.transpose(x, perm=(0, 2, 1, 3))", new="x = tf.transpose(x, perm=(0, 2, 3, 1))",
+          message="has wrong values"),
     wrong("merge_heads", "heads concatenated in reverse order", source=(
         "def merge_heads(x):\n"
-        "    return tf.concat(tf.unstack(x, axis=1)[::-1], axis=-1)\n")),
+        "    return tf.concat(tf.unstack(x, axis=1)[::-1], axis=-1)\n"), message="has wrong values"),
     right("merge_heads", "tf.unstack over the heads, concatenated on the features", source=(
         "def merge_heads(x):\n"
         "    return tf.concat(tf.unstack(x, axis=1), axis=-1)\n")),
@@ -59,16 +67,22 @@ def _call(body: str) -> dict:
 
 
 CALL = [
-    wrong("ScratchMultiHeadAttention", "no output projection W^O", old=_OUTPUT, new="output = merge_heads(attended)"),
+    wrong("ScratchMultiHeadAttention", "no output projection W^O", old=_OUTPUT, new="output = merge_heads(attended)",
+          message="the output projection is missing: after merging the heads, apply self.wo to the"),
     wrong("ScratchMultiHeadAttention", "mask without a head axis", old=_MASK,
-          new="attention_mask = tf.cast(attention_mask, heads_q.dtype)"),
-    wrong("ScratchMultiHeadAttention", "mask ignored", old="heads_v, attention_mask)", new="heads_v, None)"),
+          new="attention_mask = tf.cast(attention_mask, heads_q.dtype)",
+          message="the mask is given to the attention without a head axis: a mask (batch, n_q"),
+    wrong("ScratchMultiHeadAttention", "mask ignored", old="heads_v, attention_mask)", new="heads_v, None)",
+          message="the mask is ignored: blocked positions (mask 0) get the same weights as without"),
     wrong("ScratchMultiHeadAttention", "mask inverted (1 - mask)", old=_MASK,
-          new="attention_mask = 1.0 - tf.cast(attention_mask, heads_q.dtype)[:, tf.newaxis, :, :]"),
+          new="attention_mask = 1.0 - tf.cast(attention_mask, heads_q.dtype)[:, tf.newaxis, :, :]",
+          message="scaled_dot_product_attention"),
     wrong("ScratchMultiHeadAttention", "queries through wk and keys through wq",
           old="split_heads(self.wq(q), self.num_heads)\n        heads_k = split_heads(self.wk(k)",
-          new="split_heads(self.wk(q), self.num_heads)\n        heads_k = split_heads(self.wq(k)"),
-    wrong("ScratchMultiHeadAttention", "values projected with wk", old="self.wv(v)", new="self.wk(v)"),
+          new="split_heads(self.wk(q), self.num_heads)\n        heads_k = split_heads(self.wq(k)",
+          message="the queries go through wk and the keys through wq: project q with self.wq, k"),
+    wrong("ScratchMultiHeadAttention", "values projected with wk", old="self.wv(v)", new="self.wk(v)",
+          message="the weights are right: the output is wo(merge_heads(attention_weights @"),
     wrong("ScratchMultiHeadAttention", "own attention scaled by sqrt(d_model) instead of sqrt(depth)", **_call(
         """heads_q, heads_k, heads_v = (split_heads(w(t), self.num_heads) for w, t in
                                       ((self.wq, q), (self.wk, k), (self.wv, v)))
@@ -76,9 +90,11 @@ CALL = [
         if attention_mask is not None:
             scores += (1.0 - attention_mask[:, tf.newaxis]) * -1e9
         attention_weights = tf.nn.softmax(scores, axis=-1)
-        return self.wo(merge_heads(attention_weights @ heads_v)), attention_weights""")),
+        return self.wo(merge_heads(attention_weights @ heads_v)), attention_weights"""),
+          message="the scores are divided by sqrt(d_model); each head works in depth = d_model /"),
     wrong("ScratchMultiHeadAttention", "attention weights averaged over the heads",
-          old="return output, attention_weights", new="return output, tf.reduce_mean(attention_weights, axis=1)"),
+          old="return output, attention_weights", new="return output, tf.reduce_mean(attention_weights, axis=1)",
+          message="return the weights of every head, shape (batch, heads, n_q, n_k) ="),
     right("ScratchMultiHeadAttention", "its own einsum attention with tf.where, no split_heads", **_call(
         """batch, n_q, n_k = tf.shape(q)[0], tf.shape(q)[1], tf.shape(k)[1]
         heads_q = tf.reshape(self.wq(q), (batch, n_q, self.num_heads, self.depth))
@@ -110,18 +126,24 @@ _WO = "layer.wo.set_weights([kernel.reshape(-1, kernel.shape[-1]), bias])"
 
 COPY = [
     wrong("copy_keras_weights", "heads and depth axes swapped in the kernels", old=_RESHAPE,
-          new="target.set_weights([kernel.transpose(0, 2, 1).reshape(kernel.shape[0], -1), bias.reshape(-1)])"),
+          new="target.set_weights([kernel.transpose(0, 2, 1).reshape(kernel.shape[0], -1), bias.reshape(-1)])",
+          message="the heads and depth axes are swapped: reshape the (d_model, heads, key_dim)"),
     wrong("copy_keras_weights", "the biases left as they were", old=_RESHAPE,
-          new="target.set_weights([kernel.reshape(kernel.shape[0], -1), target.get_weights()[1]])"),
+          new="target.set_weights([kernel.reshape(kernel.shape[0], -1), target.get_weights()[1]])",
+          message="it was not changed: copy the Keras layer's query bias into wq"),
     wrong("copy_keras_weights", "the output projection not copied",
-          old="kernel, bias = keras_layer.output_dense.get_weights()\n    " + _WO, new=""),
+          old="kernel, bias = keras_layer.output_dense.get_weights()\n    " + _WO, new="",
+          message="it was not changed: copy the Keras layer's output kernel into wo"),
     wrong("copy_keras_weights", "query and key swapped", old=_PAIRS, new=(
         "pairs = [(keras_layer.key_dense, layer.wq), (keras_layer.query_dense, layer.wk),\n"
-        "             (keras_layer.value_dense, layer.wv)]")),
+        "             (keras_layer.value_dense, layer.wv)]"),
+          message="it holds the Keras key kernel; wq takes the query kernel"),
     wrong("copy_keras_weights", "the kernels transposed", old=_RESHAPE,
-          new="target.set_weights([kernel.reshape(kernel.shape[0], -1).T, bias.reshape(-1)])"),
+          new="target.set_weights([kernel.reshape(kernel.shape[0], -1).T, bias.reshape(-1)])",
+          message="the kernel is transposed: a Dense kernel is (inputs, outputs"),
     wrong("copy_keras_weights", "the output kernel's heads and depth axes swapped", old=_WO,
-          new="layer.wo.set_weights([kernel.transpose(1, 0, 2).reshape(-1, kernel.shape[-1]), bias])"),
+          new="layer.wo.set_weights([kernel.transpose(1, 0, 2).reshape(-1, kernel.shape[-1]), bias])",
+          message="the heads and depth axes are swapped: reshape the (heads, key_dim, d_model)"),
     right("copy_keras_weights", "variable.assign with tf.reshape", source=(
         "def copy_keras_weights(keras_layer, layer):\n"
         "    for source, target in [(keras_layer.query_dense, layer.wq), (keras_layer.key_dense, layer.wk),\n"
@@ -134,7 +156,8 @@ COPY = [
         "    for index, target in enumerate([layer.wq, layer.wk, layer.wv, layer.wo]):\n"
         "        kernel, bias = arrays[2 * index], arrays[2 * index + 1]\n"
         "        rows = layer.d_model if target is not layer.wo else -1\n"
-        "        target.set_weights([np.reshape(kernel, (rows, layer.d_model)), np.reshape(bias, (-1,))])\n")),
+        "        target.set_weights([np.reshape(kernel, (rows, layer.d_model)), np.reshape(bias, (-1,))])\n"),
+          visible_gap="the visible check's stand-in layer has no d_model"),
 ]
 
 VARIANTS = SPLIT + CALL + COPY

@@ -4,10 +4,13 @@ from autograde.variants import right, wrong
 
 VARIANTS = [
     wrong("get_angles", "exponent 2k/d instead of 2(k//2)/d (a different rate for every column)",
-          old="(2 * (k // 2))", new="(2 * k)"),
+          old="(2 * (k // 2))", new="(2 * k)", message="use integer division in the exponent, 2*(k//2)"),
     wrong("get_angles", "the number of columns of k used instead of the argument d",
-          old="np.float64(d)", new="np.float64(k.shape[-1])"),
-    wrong("get_angles", "multiplies by 10000^(2i/d) instead of dividing", old="1 / np.power", new="np.power"),
+          old="np.float64(d)", new="np.float64(k.shape[-1])",
+          message="has wrong values",
+          visible_message="use the argument d in the exponent, not the number of columns of k"),
+    wrong("get_angles", "multiplies by 10000^(2i/d) instead of dividing", old="1 / np.power", new="np.power",
+          message="divide pos by 10000**(2*(k//2)/d); you multiplied"),
     right("get_angles", "TensorFlow ops, converted back to NumPy", source=(
         "def get_angles(pos, k, d):\n"
         "    i = tf.cast(k // 2, tf.float64)\n"
@@ -21,13 +24,15 @@ VARIANTS = [
         "    return out\n")),
     wrong("positional_encoding", "sine and cosine swapped",
           old="angles[:, 0::2] = np.sin(angles[:, 0::2])\n    angles[:, 1::2] = np.cos(angles[:, 1::2])",
-          new="angles[:, 0::2] = np.cos(angles[:, 0::2])\n    angles[:, 1::2] = np.sin(angles[:, 1::2])"),
-    wrong("positional_encoding", "no batch axis", old="angles[np.newaxis, ...]", new="angles"),
+          new="angles[:, 0::2] = np.cos(angles[:, 0::2])\n    angles[:, 1::2] = np.sin(angles[:, 1::2])",
+          message="sine and cosine look swapped"),
+    wrong("positional_encoding", "no batch axis", old="angles[np.newaxis, ...]", new="angles",
+          message="add the leading batch axis"),
     wrong("positional_encoding", "sines in the first half, cosines in the second", source=(
         "def positional_encoding(positions, d):\n"
         "    angles = get_angles(np.arange(positions)[:, np.newaxis], np.arange(d)[np.newaxis, :], d)\n"
         "    out = np.concatenate([np.sin(angles[:, 0::2]), np.cos(angles[:, 1::2])], axis=-1)\n"
-        "    return tf.cast(out[np.newaxis, ...], dtype=tf.float32)\n")),
+        "    return tf.cast(out[np.newaxis, ...], dtype=tf.float32)\n"), message="sines and cosines must interleave"),
     right("positional_encoding", "np.where over the column parity, float64 result cast at the end", source=(
         "def positional_encoding(positions, d):\n"
         "    angles = get_angles(np.arange(positions)[:, None].astype(np.float64), np.arange(d)[None, :], d)\n"

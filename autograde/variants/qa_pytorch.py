@@ -9,25 +9,27 @@ BOTH = ("start_loss = F.cross_entropy(start_logits, start_positions)\n"
 
 MODEL = [
     wrong("QAModel", "start and end swapped", old="return logits[..., 0], logits[..., 1]",
-          new="return logits[..., 1], logits[..., 0]"),
+          new="return logits[..., 1], logits[..., 0]", message="start and end are swapped"),
     wrong("QAModel", "the head on pooled_output", old=FORWARD_CALL,
-          new='self.backbone(inputs, training=self.training)["pooled_output"]'),
+          new='self.backbone(inputs, training=self.training)["pooled_output"]', message="the head reads pooled_output"),
     wrong("QAModel", "a softmax over the positions", old="logits = self.qa_outputs(sequence_output)",
-          new="logits = torch.softmax(self.qa_outputs(sequence_output), dim=1)"),
+          new="logits = torch.softmax(self.qa_outputs(sequence_output), dim=1)", message="a softmax was applied"),
     wrong("QAModel", "the backbone called without training=", old=FORWARD_CALL,
-          new='self.backbone(inputs)["sequence_output"]'),
+          new='self.backbone(inputs)["sequence_output"]', message="the backbone's dropout never acts"),
     wrong("QAModel", "training=True at every call", old=FORWARD_CALL,
-          new='self.backbone(inputs, training=True)["sequence_output"]'),
+          new='self.backbone(inputs, training=True)["sequence_output"]', message="dropout is on at inference"),
     wrong("QAModel", "the padding mask replaced by ones",
-          old='"padding_mask": padding_mask}', new='"padding_mask": torch.ones_like(token_ids)}'),
+          old='"padding_mask": padding_mask}', new='"padding_mask": torch.ones_like(token_ids)}',
+          message="the padding_mask does not reach it"),
     wrong("QAModel", "hidden size hard-coded to 384", old="torch.nn.Linear(backbone.hidden_dim, 2)",
-          new="torch.nn.Linear(384, 2)"),
+          new="torch.nn.Linear(384, 2)", message="read the size from the backbone"),
     wrong("QAModel", "the backbone frozen", old="        self.backbone = backbone\n",
-          new="        self.backbone = backbone\n        self.backbone.requires_grad_(False)\n"),
+          new="        self.backbone = backbone\n        self.backbone.requires_grad_(False)\n",
+          message="do not freeze it"),
     wrong("QAModel", "the logits detached", old="return logits[..., 0], logits[..., 1]",
-          new="return logits[..., 0].detach(), logits[..., 1].detach()"),
+          new="return logits[..., 0].detach(), logits[..., 1].detach()", message="carry no gradient"),
     wrong("QAModel", "a head without bias", old="torch.nn.Linear(backbone.hidden_dim, 2)",
-          new="torch.nn.Linear(backbone.hidden_dim, 2, bias=False)"),
+          new="torch.nn.Linear(backbone.hidden_dim, 2, bias=False)", message="has no bias"),
     right("QAModel", "unbind, and the size from the backbone's config", source=(
         "class QAModel(torch.nn.Module):\n"
         "    def __init__(self, backbone):\n"
@@ -57,23 +59,28 @@ MODEL = [
 LOSS = [
     wrong("qa_loss", "start and end positions swapped", old=BOTH,
           new="start_loss = F.cross_entropy(start_logits, end_positions)\n"
-              "    end_loss = F.cross_entropy(end_logits, start_positions)"),
+              "    end_loss = F.cross_entropy(end_logits, start_positions)",
+          message="pair start_logits with start_positions"),
     wrong("qa_loss", "the sum of the two losses", old="return (start_loss + end_loss) / 2",
-          new="return start_loss + end_loss"),
+          new="return start_loss + end_loss", message="the sum of the start and the end loss"),
     wrong("qa_loss", "softmax before cross_entropy", old=BOTH,
           new="start_loss = F.cross_entropy(torch.softmax(start_logits, dim=-1), start_positions)\n"
-              "    end_loss = F.cross_entropy(torch.softmax(end_logits, dim=-1), end_positions)"),
+              "    end_loss = F.cross_entropy(torch.softmax(end_logits, dim=-1), end_positions)",
+          message="a softmax is applied twice"),
     wrong("qa_loss", "summed over the batch", old=BOTH,
           new="start_loss = F.cross_entropy(start_logits, start_positions, reduction='sum')\n"
-              "    end_loss = F.cross_entropy(end_logits, end_positions, reduction='sum')"),
-    wrong("qa_loss", "the start loss alone", old="return (start_loss + end_loss) / 2", new="return start_loss"),
+              "    end_loss = F.cross_entropy(end_logits, end_positions, reduction='sum')",
+          message="summed over the windows of the batch"),
+    wrong("qa_loss", "the start loss alone", old="return (start_loss + end_loss) / 2", new="return start_loss",
+          message="the start loss alone"),
     wrong("qa_loss", "nll_loss on logits", source=(
         "def qa_loss(start_logits, end_logits, start_positions, end_positions):\n"
-        "    return (F.nll_loss(start_logits, start_positions) + F.nll_loss(end_logits, end_positions)) / 2\n")),
+        "    return (F.nll_loss(start_logits, start_positions) + F.nll_loss(end_logits, end_positions)) / 2\n"),
+          message="nll_loss was given logits"),
     wrong("qa_loss", "a Python number returned", old="return (start_loss + end_loss) / 2",
-          new="return ((start_loss + end_loss) / 2).item()"),
+          new="return ((start_loss + end_loss) / 2).item()", message="not a tensor"),
     wrong("qa_loss", "the start logits detached", old="F.cross_entropy(start_logits, start_positions)",
-          new="F.cross_entropy(start_logits.detach(), start_positions)"),
+          new="F.cross_entropy(start_logits.detach(), start_positions)", message="no gradient reaches the logits"),
     right("qa_loss", "log_softmax and gather", source=(
         "def qa_loss(start_logits, end_logits, start_positions, end_positions):\n"
         "    def one(logits, positions):\n"
@@ -87,25 +94,32 @@ LOSS = [
 ]
 
 STEP = [
-    wrong("train_step", "no optimizer.zero_grad()", old="    optimizer.zero_grad()\n", new=""),
+    wrong("train_step", "no optimizer.zero_grad()", old="    optimizer.zero_grad()\n", new="",
+          message="the gradients add up from one step to the next"),
     wrong("train_step", "zero_grad between backward and step", old="    loss.backward()\n",
-          new="    loss.backward()\n    optimizer.zero_grad()\n"),
-    wrong("train_step", "the schedule never stepped", old="    scheduler.step()\n", new=""),
+          new="    loss.backward()\n    optimizer.zero_grad()\n", message="no weight changed"),
+    wrong("train_step", "the schedule never stepped", old="    scheduler.step()\n", new="",
+          message="the learning rate never changed"),
     wrong("train_step", "the schedule stepped before the optimizer",
-          old="    optimizer.step()\n    scheduler.step()\n", new="    scheduler.step()\n    optimizer.step()\n"),
+          old="    optimizer.step()\n    scheduler.step()\n", new="    scheduler.step()\n    optimizer.step()\n",
+          message="stepped before the optimizer"),
     wrong("train_step", "no gradient clipping",
-          old="    torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)\n", new=""),
+          old="    torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)\n", new="",
+          message="the gradients are not clipped"),
     wrong("train_step", "gradients clipped by value",
           old="torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)",
-          new="torch.nn.utils.clip_grad_value_(model.parameters(), max_grad_norm)"),
+          new="torch.nn.utils.clip_grad_value_(model.parameters(), max_grad_norm)",
+          message="clipped to +-max_grad_norm"),
     wrong("train_step", "clipped at 1.0 whatever max_grad_norm says",
-          old="clip_grad_norm_(model.parameters(), max_grad_norm)", new="clip_grad_norm_(model.parameters(), 1.0)"),
+          old="clip_grad_norm_(model.parameters(), max_grad_norm)", new="clip_grad_norm_(model.parameters(), 1.0)",
+          message="clipped at a norm of 1.0"),
     wrong("train_step", "the forward pass under torch.no_grad()",
           old='    start_logits, end_logits = model(batch["token_ids"], batch["segment_ids"], batch["padding_mask"])\n',
           new='    with torch.no_grad():\n'
               '        start_logits, end_logits = model(batch["token_ids"], batch["segment_ids"], '
-              'batch["padding_mask"])\n'),
-    wrong("train_step", "the loss returned as a tensor", old="return loss.item()", new="return loss"),
+              'batch["padding_mask"])\n', message="no gradient history"),
+    wrong("train_step", "the loss returned as a tensor", old="return loss.item()", new="return loss",
+          message="returned a Tensor"),
     right("train_step", "gradients cleared after the step, loss as float(loss.detach())", source=(
         "def train_step(model, batch, optimizer, scheduler, max_grad_norm=1.0):\n"
         "    start, end = model(batch['token_ids'], batch['segment_ids'], batch['padding_mask'])\n"
@@ -131,10 +145,12 @@ STEP = [
 ]
 
 EVALUATION = [
-    wrong("evaluate", "no model.eval() (dropout on)", old="    model.eval()\n", new=""),
+    wrong("evaluate", "no model.eval() (dropout on)", old="    model.eval()\n", new="",
+          message="ran in training mode, with dropout on"),
     wrong("evaluate", "no torch.no_grad()", old="    with torch.no_grad():\n        for batch in batches:",
-          new="    if True:\n        for batch in batches:"),
-    wrong("evaluate", "left in evaluation mode", old="    model.train()\n", new=""),
+          new="    if True:\n        for batch in batches:", message="torch.no_grad()"),
+    wrong("evaluate", "left in evaluation mode", old="    model.train()\n", new="",
+          message="left the model in evaluation mode"),
     wrong("evaluate", "the mean of the batches' losses", source=(
         "def evaluate(model, batches):\n"
         "    model.eval()\n"
@@ -147,8 +163,9 @@ EVALUATION = [
         "            ends.append(e.cpu().numpy())\n"
         "    model.train()\n"
         "    return {'loss': float(np.mean(losses)), 'start_logits': np.concatenate(starts),\n"
-        "            'end_logits': np.concatenate(ends)}\n")),
-    wrong("evaluate", "the loss left a tensor", old="total += loss.item() * size", new="total += loss * size"),
+        "            'end_logits': np.concatenate(ends)}\n"), message="the mean of the batches' losses"),
+    wrong("evaluate", "the loss left a tensor", old="total += loss.item() * size", new="total += loss * size",
+          message="the loss is a Tensor"),
     wrong("evaluate", "the logits left as tensors", source=(
         "def evaluate(model, batches):\n"
         "    model.eval()\n"
@@ -161,7 +178,8 @@ EVALUATION = [
         "            starts.append(s)\n"
         "            ends.append(e)\n"
         "    model.train()\n"
-        "    return {'loss': total / count, 'start_logits': torch.cat(starts), 'end_logits': torch.cat(ends)}\n")),
+        "    return {'loss': total / count, 'start_logits': torch.cat(starts), 'end_logits': torch.cat(ends)}\n"),
+          message="return one NumPy array"),
     right("evaluate", "inference_mode, the mode restored as it was, np.average", source=(
         "def evaluate(model, batches):\n"
         "    was_training = model.training\n"

@@ -2,22 +2,26 @@
 alignment, entity spans and scores, predictions back to text. Each wrong one makes one of the mistakes named in
 autograde/mistakes/ner (tests/test_06_ner_*.py check that both checks name it)."""
 
-from autograde.variants import right, wrong
+from autograde.mistakes.ner import alignment, entities, evaluation
+from autograde.variants import named, right, wrong
+from course_lib.ner.evaluation import ZERO_DIVISION
 
 ALIGNMENT = [
     wrong("align_labels_with_tokens", "every token of a word gets the word's label",
           old="            labels.append(-100)  # a continuation token of the same word",
-          new="            labels.append(int(word_labels[word_id]))  # every token carries the label"),
+          new="            labels.append(int(word_labels[word_id]))  # every token carries the label",
+          message=named(alignment.ALIGNMENT, "every_subtoken")),
     wrong("align_labels_with_tokens", "special tokens labelled 0 (O) instead of -100",
           old="            labels.append(-100)  # [CLS], [SEP] and padding",
-          new="            labels.append(0)  # [CLS], [SEP] and padding"),
+          new="            labels.append(0)  # [CLS], [SEP] and padding",
+          message=named(alignment.ALIGNMENT, "special_as_outside")),
     wrong("align_labels_with_tokens", "the label on each word's last token", source=(
         "def align_labels_with_tokens(word_labels, word_ids):\n"
         "    labels = []\n"
         "    for i, word_id in enumerate(word_ids):\n"
         "        is_last = i + 1 == len(word_ids) or word_ids[i + 1] != word_id\n"
         "        labels.append(int(word_labels[word_id]) if word_id is not None and is_last else -100)\n"
-        "    return labels\n")),
+        "    return labels\n"), message=named(alignment.ALIGNMENT, "last_subtoken")),
     wrong("align_labels_with_tokens", "None turned into -1, which indexes the last word's label", source=(
         "def align_labels_with_tokens(word_labels, word_ids):\n"
         "    labels, previous = [], None\n"
@@ -25,7 +29,7 @@ ALIGNMENT = [
         "        index = -1 if word_id is None else word_id\n"
         "        labels.append(int(word_labels[index]) if index != previous else -100)\n"
         "        previous = index\n"
-        "    return labels\n")),
+        "    return labels\n"), message="[CLS], [SEP] and padding (word id None) got the"),
     wrong("align_labels_with_tokens", "[CLS] skipped, then one -100 appended to keep the length", source=(
         "def align_labels_with_tokens(word_labels, word_ids):\n"
         "    labels, previous = [], None\n"
@@ -35,7 +39,7 @@ ALIGNMENT = [
         "        else:\n"
         "            labels.append(int(word_labels[word_id]))\n"
         "        previous = word_id\n"
-        "    return labels + [-100]\n")),
+        "    return labels + [-100]\n"), message=named(alignment.ALIGNMENT, "shifted_left")),
     wrong("align_labels_with_tokens", "continuation tokens labelled I-X (the further exercise's convention)", source=(
         "def align_labels_with_tokens(word_labels, word_ids):\n"
         "    labels, previous = [], None\n"
@@ -48,7 +52,7 @@ ALIGNMENT = [
         "            labels.append(LABELS.index('I-' + LABELS[label][2:]) if word_id == previous and is_begin\n"
         "                          else label)\n"
         "        previous = word_id\n"
-        "    return labels\n")),
+        "    return labels\n"), message=named(alignment.ALIGNMENT, "continuation_as_inside")),
     right("align_labels_with_tokens", "NumPy: first tokens found by comparing each word id with the previous one",
           source=(
               "def align_labels_with_tokens(word_labels, word_ids):\n"
@@ -73,15 +77,17 @@ ALIGNMENT = [
 
 SPANS = [
     wrong("entity_spans", "last index exclusive", old="spans.add((kind, first, i - 1))",
-          new="spans.add((kind, first, i))"),
+          new="spans.add((kind, first, i))", message=named(evaluation.SPANS, "end_exclusive")),
     wrong("entity_spans", "lenient: an I- tag after O starts an entity (conlleval's default)",
-          old='        if prefix == "B":\n', new='        if prefix == "B" or (prefix == "I" and kind is None):\n'),
+          old='        if prefix == "B":\n', new='        if prefix == "B" or (prefix == "I" and kind is None):\n',
+          message=named(evaluation.SPANS, "lenient")),
     wrong("entity_spans", "the entity still open at the end is lost", old='enumerate(list(tags) + ["O"])',
-          new="enumerate(tags)"),
+          new="enumerate(tags)", message=named(evaluation.SPANS, "last_lost")),
     wrong("entity_spans", "I- of any type continues an entity (B-X I-Y merged)",
-          old='not (prefix == "I" and name == kind)', new='prefix != "I"'),
+          old='not (prefix == "I" and name == kind)', new='prefix != "I"',
+          message=named(evaluation.SPANS, "types_merged")),
     wrong("entity_spans", "the type keeps its B- prefix", old="            kind, first = name, i",
-          new="            kind, first = tag, i"),
+          new="            kind, first = tag, i", message="the type is the tag without its B- or I- prefix"),
     wrong("entity_spans", "B-X right after an entity of type X continues it", source=(
         "def entity_spans(tags):\n"
         "    spans = set()\n"
@@ -95,7 +101,7 @@ SPANS = [
         "            kind = None\n"
         "        if prefix == 'B':\n"
         "            kind, first = name, i\n"
-        "    return spans\n")),
+        "    return spans\n"), message=named(evaluation.SPANS, "b_continues")),
     wrong("entity_spans", "a stray I- dropped, but the I- tags after it kept as an entity", source=(
         "def entity_spans(tags):\n"
         "    spans = set()\n"
@@ -108,7 +114,7 @@ SPANS = [
         "            kind = None\n"
         "        if prefix == 'B' or (prefix == 'I' and kind is None and previous == tag):\n"
         "            kind, first = name, i\n"
-        "    return spans\n")),
+        "    return spans\n"), message=named(evaluation.SPANS, "stray_run_kept")),
     right("entity_spans", "a while loop over the runs B-X I-X ...", source=(
         "def entity_spans(tags):\n"
         "    tags = list(tags)\n"
@@ -146,22 +152,23 @@ SCORES = [
           new='    kinds = list(result)\n'
               '    result["micro"] = {name: sum(result[k][name] for k in kinds) / max(len(kinds), 1)\n'
               '                       for name in ("precision", "recall", "f1")}\n'
-              '    result["micro"]["support"] = len(true_entities)'),
+              '    result["micro"]["support"] = len(true_entities)', message=named(evaluation.SCORES, "macro")),
     wrong("entity_scores", "the sentence index forgotten (always 0)",
           old="{(sentence, *span) for span in entity_spans(true)}\n"
               "        predicted_entities |= {(sentence, *span) for span in entity_spans(predicted)}",
           new="{(0, *span) for span in entity_spans(true)}\n"
-              "        predicted_entities |= {(0, *span) for span in entity_spans(predicted)}"),
+              "        predicted_entities |= {(0, *span) for span in entity_spans(predicted)}",
+          message=named(evaluation.SCORES, "no_sentence_index")),
     wrong("entity_scores", "precision and recall swapped", old='return {"precision": precision, "recall": recall,',
-          new='return {"precision": recall, "recall": precision,'),
+          new='return {"precision": recall, "recall": precision,', message=named(evaluation.SCORES, "swapped")),
     wrong("entity_scores", "F1 as the mean of precision and recall",
           old="f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0",
-          new="f1 = (precision + recall) / 2"),
+          new="f1 = (precision + recall) / 2", message=named(evaluation.SCORES, "f1_mean")),
     wrong("entity_scores", "support counted on the predictions", old='"support": len(true)}',
-          new='"support": len(predicted)}'),
+          new='"support": len(predicted)}', message=named(evaluation.SCORES, "support_predicted")),
     wrong("entity_scores", "no guard against dividing by zero",
           old="precision = correct / len(predicted) if predicted else 0.0",
-          new="precision = correct / len(predicted)"),
+          new="precision = correct / len(predicted)", message=ZERO_DIVISION),
     wrong("entity_scores", "token-level counts", source=(
         "def entity_scores(true_tags, predicted_tags):\n"
         "    counts = {}\n"
@@ -180,7 +187,7 @@ SCORES = [
         "    result = {k: scores(v['correct'], v['predicted'], v['true']) for k, v in sorted(counts.items())}\n"
         "    total = {role: sum(v[role] for v in counts.values()) for role in ('correct', 'predicted', 'true')}\n"
         "    result['micro'] = scores(total['correct'], total['predicted'], total['true'])\n"
-        "    return result\n")),
+        "    return result\n"), message=named(evaluation.SCORES, "token_level")),
     right("entity_scores", "Counters of types, F1 as 2 correct / (predicted + true)", source=(
         "def entity_scores(true_tags, predicted_tags):\n"
         "    from collections import Counter\n"
@@ -223,19 +230,23 @@ SCORES = [
 ENTITIES = [
     wrong("predictions_to_entities", "a word's tag from its last token",
           old="            words[-1][1] = int(end)  # a later token extends the word",
-          new="            words[-1][1:] = [int(end), id_to_label[int(label_id)]]  # a later token extends the word"),
+          new="            words[-1][1:] = [int(end), id_to_label[int(label_id)]]  # a later token extends the word",
+          message=named(entities.ENTITIES, "tag_from_last_token")),
     wrong("predictions_to_entities", "a word ends where its first token ends (the last word cut)",
           old="            words[-1][1] = int(end)  # a later token extends the word",
-          new="            pass  # a later token extends the word"),
-    wrong("predictions_to_entities", "end inclusive", old='"end": end,', new='"end": end - 1,'),
+          new="            pass  # a later token extends the word", message=named(entities.ENTITIES, "word_cut")),
+    wrong("predictions_to_entities", "end inclusive", old='"end": end,', new='"end": end - 1,',
+          message=named(entities.ENTITIES, "end_inclusive")),
     wrong("predictions_to_entities", "special tokens taken for words",
           old="    previous = None\n    for (start, end), word_id, label_id in zip(offsets, word_ids, label_ids):\n"
               "        if word_id is None:\n            continue  # [CLS], [SEP], padding\n",
-          new="    previous = -1\n    for (start, end), word_id, label_id in zip(offsets, word_ids, label_ids):\n"),
+          new="    previous = -1\n    for (start, end), word_id, label_id in zip(offsets, word_ids, label_ids):\n",
+          message=named(entities.ENTITIES, "special_tokens_as_words")),
     wrong("predictions_to_entities", "the entity's text rebuilt from its words joined with spaces",
-          old='"text": text[start:end]}', new='"text": " ".join(text[s:e] for s, e, _ in words[first:last + 1])}'),
+          old='"text": text[start:end]}', new='"text": " ".join(text[s:e] for s, e, _ in words[first:last + 1])}',
+          message=named(entities.TEXTS, "words_joined")),
     wrong("predictions_to_entities", "the tags read from LABELS, not id_to_label", old="id_to_label[int(label_id)]",
-          new="LABELS[int(label_id)]"),
+          new="LABELS[int(label_id)]", message=named(entities.ENTITIES, "labels_hard_coded")),
     wrong("predictions_to_entities", "lenient spans of its own: an I- tag after O starts an entity", source=(
         "def predictions_to_entities(text, offsets, word_ids, label_ids, id_to_label):\n"
         "    words, previous = [], None\n"
@@ -258,7 +269,7 @@ ENTITIES = [
         "            current = None\n"
         "        if tag != 'O':\n"
         "            current = {'type': tag[2:], 'start': start, 'end': end}\n"
-        "    return entities\n")),
+        "    return entities\n"), message=named(entities.ENTITIES, "lenient")),
     right("predictions_to_entities", "dicts from word id to first token and character span", source=(
         "def predictions_to_entities(text, offsets, word_ids, label_ids, id_to_label):\n"
         "    first_token, span_of = {}, {}\n"

@@ -1,7 +1,8 @@
 """Other implementations of best_span (assignment 07, see autograde/variants/__init__.py), as whole cells: each
 brings its imports. The wrong ones are the loop below with one rule bent; the right ones are other ways to write it."""
 
-from autograde.variants import right, wrong
+from autograde.mistakes.qa import decoding as mistakes
+from autograde.variants import named, right, wrong
 
 SIGNATURE = "def best_span(start_logits, end_logits, context_mask, max_answer_length=30, n_best=20):\n"
 ARRAYS = (
@@ -65,24 +66,32 @@ VARIANTS = [
         "             for e in np.flatnonzero(context_mask[w])\n"
         "             if s <= e < s + max_answer_length)\n"
         "    return heapq.nlargest(n_best, spans, key=lambda span: span['score'])\n")),
-    wrong("best_span", "end before start allowed", source=loop(FITS="end - start < max_answer_length")),
+    wrong("best_span", "end before start allowed", source=loop(FITS="end - start < max_answer_length"),
+          message=named(mistakes.SPANS, "end_before_start")),
     wrong("best_span", "max_answer_length + 1 tokens allowed", source=loop(
-        FITS="start <= end <= start + max_answer_length")),
+        FITS="start <= end <= start + max_answer_length"), message=named(mistakes.SPANS, "one_token_too_many")),
     wrong("best_span", "at most max_answer_length - 1 tokens", source=loop(
-        FITS="start <= end < start + max_answer_length - 1")),
-    wrong("best_span", "the context mask ignored", source=loop(POSITIONS="range(start_logits.shape[1])")),
+        FITS="start <= end < start + max_answer_length - 1"), message=named(mistakes.SPANS, "one_token_too_few")),
+    wrong("best_span", "the context mask ignored", source=loop(POSITIONS="range(start_logits.shape[1])"),
+          message=named(mistakes.SPANS, "context_mask_ignored")),
     wrong("best_span", "[CLS] allowed as the no-answer span", source=loop(
-        POSITIONS="[0, *np.flatnonzero(context_mask[window])]")),
-    wrong("best_span", "only the first window searched", source=loop(WINDOWS="range(1)")),
+        POSITIONS="[0, *np.flatnonzero(context_mask[window])]"), message=named(mistakes.SPANS, "cls_allowed")),
+    wrong("best_span", "only the first window searched", source=loop(WINDOWS="range(1)"),
+          message=named(mistakes.SPANS, "first_window_only")),
     wrong("best_span", "scores as products of softmax probabilities", source=loop(
         SCORE="float(np.exp(start_logits[window, start]) / np.exp(start_logits[window]).sum()"
-              " * np.exp(end_logits[window, end]) / np.exp(end_logits[window]).sum())")),
-    wrong("best_span", "n_best ignored", source=loop().replace("found[:n_best]", "found")),
+              " * np.exp(end_logits[window, end]) / np.exp(end_logits[window]).sum())"),
+          message=named(mistakes.SPANS, "softmax_product")),
+    wrong("best_span", "n_best ignored", source=loop().replace("found[:n_best]", "found"),
+          message=named(mistakes.SPANS, "n_best_ignored")),
     wrong("best_span", "positions flattened over the windows", source=loop().replace(
-        "'start': s, 'end': e", "'start': w * start_logits.shape[1] + s, 'end': w * start_logits.shape[1] + e")),
-    wrong("best_span", "sorted ascending", source=loop().replace("found.sort()", "found.sort(reverse=True)")),
+        "'start': s, 'end': e", "'start': w * start_logits.shape[1] + s, 'end': w * start_logits.shape[1] + e"),
+          message=named(mistakes.SPANS, "flattened_positions")),
+    wrong("best_span", "sorted ascending", source=loop().replace("found.sort()", "found.sort(reverse=True)"),
+          message=named(mistakes.SPANS, "worst_first")),
     wrong("best_span", "ties to the later window and position", source=loop().replace(
-        "found.sort()", "found.sort(key=lambda span: (span[0], -span[1], -span[2], -span[3]))")),
+        "found.sort()", "found.sort(key=lambda span: (span[0], -span[1], -span[2], -span[3]))"),
+          message=named(mistakes.SPANS, "ties_to_the_later")),
     wrong("best_span", "independent argmax of start and end", source=(
         "import numpy as np\n\n\n" + SIGNATURE + ARRAYS +
         "    spans = []\n"
@@ -93,9 +102,10 @@ VARIANTS = [
         "            end = int(inside[np.argmax(end_logits[window, inside])])\n"
         "            score = float(start_logits[window, start] + end_logits[window, end])\n"
         "            spans.append({'window': window, 'start': start, 'end': end, 'score': score})\n"
-        "    return sorted(spans, key=lambda span: -span['score'])[:n_best]\n")),
+        "    return sorted(spans, key=lambda span: -span['score'])[:n_best]\n"),
+          message=named(mistakes.SPANS, "independent_argmax")),
     wrong("best_span", "the caller's logits masked in place", source=loop().replace(
         ARRAYS, "    start_logits, end_logits = np.atleast_2d(start_logits), np.atleast_2d(end_logits)\n"
                 "    context_mask = np.atleast_2d(np.asarray(context_mask, dtype=bool))\n"
-                "    start_logits[~context_mask] = -1e9\n")),
+                "    start_logits[~context_mask] = -1e9\n"), message="best_span changed its argument start_logits"),
 ]

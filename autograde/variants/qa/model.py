@@ -1,7 +1,8 @@
 """Other implementations of build_qa_model (assignment 07, see autograde/variants/__init__.py), as whole cells:
 each brings its imports, so it runs in the notebook's namespace whatever the set-up cell imported."""
 
-from autograde.variants import right, wrong
+from autograde.mistakes.qa import model as mistakes
+from autograde.variants import named, right, wrong
 
 
 def _cell(*body: str, head: str = "", returned: str = "[start_logits, end_logits]") -> str:
@@ -56,35 +57,44 @@ VARIANTS = [
         SEQUENCE, DROPPED, "logits = keras.layers.EinsumDense('bsh,hk->bsk', output_shape=(None, 2), "
         "bias_axes='k')(x)", UNSTACK)),
     wrong("build_qa_model", "the head on pooled_output", source=_cell(
-        'sequence = backbone(inputs)["pooled_output"]', DROPPED, "logits = keras.layers.Dense(2)(x)", UNSTACK)),
+        'sequence = backbone(inputs)["pooled_output"]', DROPPED, "logits = keras.layers.Dense(2)(x)", UNSTACK),
+          message=named(mistakes.SHAPES, "pooled_output")),
     wrong("build_qa_model", "the head on the [CLS] vector, one pair of logits per question", source=_cell(
         SEQUENCE, "x = keras.layers.Dropout(dropout)(sequence[:, 0, :])", "logits = keras.layers.Dense(2)(x)",
-        returned="logits")),
-    wrong("build_qa_model", "start and end swapped", source=_cell(*STANDARD, returned="[end_logits, start_logits]")),
+        returned="logits"), message=named(mistakes.SHAPES, "pooled_output_not_split")),
+    wrong("build_qa_model", "start and end swapped", source=_cell(*STANDARD, returned="[end_logits, start_logits]"),
+          message=named(mistakes.LOGITS, "swapped")),
     wrong("build_qa_model", "one output (batch, seq, 2), not split", source=_cell(
-        SEQUENCE, DROPPED, "logits = keras.layers.Dense(2)(x)", returned="logits")),
+        SEQUENCE, DROPPED, "logits = keras.layers.Dense(2)(x)", returned="logits"),
+          message=named(mistakes.SHAPES, "one_output")),
     wrong("build_qa_model", "keras.ops.split without squeeze", source=_cell(
         SEQUENCE, DROPPED, "logits = keras.layers.Dense(2)(x)",
-        "start_logits, end_logits = keras.ops.split(logits, 2, axis=-1)")),
+        "start_logits, end_logits = keras.ops.split(logits, 2, axis=-1)"),
+          message=named(mistakes.SHAPES, "not_squeezed")),
     wrong("build_qa_model", "a softmax activation on the Dense(2)", source=_cell(
-        SEQUENCE, DROPPED, "logits = keras.layers.Dense(2, activation='softmax')(x)", UNSTACK)),
+        SEQUENCE, DROPPED, "logits = keras.layers.Dense(2, activation='softmax')(x)", UNSTACK),
+          message=named(mistakes.LOGITS, "softmax_over_pair")),
     wrong("build_qa_model", "a softmax over the tokens on each output", source=_cell(
         *STANDARD, "start_logits = keras.ops.softmax(start_logits, axis=-1)",
-        "end_logits = keras.ops.softmax(end_logits, axis=-1)")),
+        "end_logits = keras.ops.softmax(end_logits, axis=-1)"), message=named(mistakes.LOGITS, "softmax_over_tokens")),
     wrong("build_qa_model", "Dense(1): one logit used as start and end", source=_cell(
-        SEQUENCE, DROPPED, "start_logits = end_logits = keras.ops.squeeze(keras.layers.Dense(1)(x), axis=-1)")),
+        SEQUENCE, DROPPED, "start_logits = end_logits = keras.ops.squeeze(keras.layers.Dense(1)(x), axis=-1)"),
+          message="the head has one unit, Dense(1)"),
     wrong("build_qa_model", "Dense(3), its first two columns used", source=_cell(
         SEQUENCE, DROPPED, "logits = keras.layers.Dense(3)(x)",
-        "start_logits, end_logits = logits[..., 0], logits[..., 1]")),
+        "start_logits, end_logits = logits[..., 0], logits[..., 1]"), message="the head has 3 units"),
     wrong("build_qa_model", "the padding mask replaced by ones", source=_cell(
         'sequence = backbone({**inputs, "padding_mask": keras.ops.ones_like(inputs["token_ids"])})'
-        '["sequence_output"]', *STANDARD[1:])),
-    wrong("build_qa_model", "the backbone frozen", source=_cell(*STANDARD, head=("backbone.trainable = False",))),
-    wrong("build_qa_model", "no dropout", source=_cell(SEQUENCE, "x = sequence", *STANDARD[2:])),
+        '["sequence_output"]', *STANDARD[1:]), message=named(mistakes.LOGITS, "no_padding_mask")),
+    wrong("build_qa_model", "the backbone frozen", source=_cell(*STANDARD, head=("backbone.trainable = False",)),
+          message="do not freeze it"),
+    wrong("build_qa_model", "no dropout", source=_cell(SEQUENCE, "x = sequence", *STANDARD[2:]),
+          message="no dropout acts"),
     wrong("build_qa_model", "the dropout rate hard-coded to 0.1", source=_cell(
-        SEQUENCE, "x = keras.layers.Dropout(0.1)(sequence)", *STANDARD[2:])),
+        SEQUENCE, "x = keras.layers.Dropout(0.1)(sequence)", *STANDARD[2:]), message="use the argument `dropout`"),
     wrong("build_qa_model", "dropout applied to the logits", source=_cell(
-        SEQUENCE, "logits = keras.layers.Dropout(dropout)(keras.layers.Dense(2)(sequence))", UNSTACK)),
+        SEQUENCE, "logits = keras.layers.Dropout(dropout)(keras.layers.Dense(2)(sequence))", UNSTACK),
+          message="the dropout is applied to the logits"),
     wrong("build_qa_model", "a subclassed model whose dropout has training=True, at inference too",
-          source=SUBCLASSED.replace("TRAINING", "True")),
+          source=SUBCLASSED.replace("TRAINING", "True"), message="dropout is active at inference"),
 ]

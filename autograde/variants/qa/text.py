@@ -3,7 +3,8 @@ to tokens, windows over a long context, SQuAD's scores. Each wrong one makes one
 autograde/mistakes/qa (tests/test_07_qa_*.py check that both checks name it); each right one is written another way
 than the solution. Whole cells (`source=`), so that they do not depend on the solution cell's wording."""
 
-from autograde.variants import right, wrong
+from autograde.mistakes.qa import metrics, spans, windows
+from autograde.variants import named, right, wrong
 
 SPANS = [
     wrong("char_span_to_token_span", "question tokens searched too", source=(
@@ -14,7 +15,7 @@ SPANS = [
         "    tokens = [i for i, s in enumerate(sequence_ids) if s is not None]  # question and context\n"
         "    first = next(i for i in tokens if offsets[i][1] > char_start)\n"
         "    last = next(i for i in reversed(tokens) if offsets[i][0] < char_end)\n"
-        "    return first, last\n")),
+        "    return first, last\n"), message=named(spans.SPANS, "question_searched")),
     wrong("char_span_to_token_span", "last index exclusive", source=(
         "def char_span_to_token_span(offsets, sequence_ids, char_start, char_end):\n"
         "    context = [i for i, s in enumerate(sequence_ids) if s == 1]\n"
@@ -22,12 +23,12 @@ SPANS = [
         "        return None\n"
         "    first = next(i for i in context if offsets[i][1] > char_start)\n"
         "    last = next(i for i in reversed(context) if offsets[i][0] < char_end)\n"
-        "    return first, last + 1\n")),
+        "    return first, last + 1\n"), message=named(spans.SPANS, "end_exclusive")),
     wrong("char_span_to_token_span", "a cut answer's part returned", source=(
         "def char_span_to_token_span(offsets, sequence_ids, char_start, char_end):\n"
         "    inside = [i for i, s in enumerate(sequence_ids)\n"
         "              if s == 1 and offsets[i][1] > char_start and offsets[i][0] < char_end]\n"
-        "    return (inside[0], inside[-1]) if inside else None\n")),
+        "    return (inside[0], inside[-1]) if inside else None\n"), message=named(spans.SPANS, "partial_span")),
     wrong("char_span_to_token_span", "the first token found by an exact start", source=(
         "def char_span_to_token_span(offsets, sequence_ids, char_start, char_end):\n"
         "    context = [i for i, s in enumerate(sequence_ids) if s == 1]\n"
@@ -38,13 +39,13 @@ SPANS = [
         "        if offsets[i][0] == char_start:\n"
         "            first = i\n"
         "    last = max(i for i in context if offsets[i][0] < char_end)\n"
-        "    return None if first is None else (first, last)\n")),
+        "    return None if first is None else (first, last)\n"), message=named(spans.SPANS, "start_exact")),
     wrong("char_span_to_token_span", "character positions returned", source=(
         "def char_span_to_token_span(offsets, sequence_ids, char_start, char_end):\n"
         "    context = [i for i, s in enumerate(sequence_ids) if s == 1]\n"
         "    if not context or char_start < offsets[context[0]][0] or char_end > offsets[context[-1]][1]:\n"
         "        return None\n"
-        "    return char_start, char_end\n")),
+        "    return char_start, char_end\n"), message=named(spans.SPANS, "characters")),
     wrong("char_span_to_token_span", "an answer ending the window's context refused (>= for >)", source=(
         "def char_span_to_token_span(offsets, sequence_ids, char_start, char_end):\n"
         "    context = [i for i, s in enumerate(sequence_ids) if s == 1]\n"
@@ -52,7 +53,7 @@ SPANS = [
         "        return None\n"
         "    first = next(i for i in context if offsets[i][1] > char_start)\n"
         "    last = next(i for i in reversed(context) if offsets[i][0] < char_end)\n"
-        "    return first, last\n")),
+        "    return first, last\n"), message=named(spans.SPANS, "last_token_missed")),
     right("char_span_to_token_span", "the tokenizers course's two while loops over the context's bounds", source=(
         "def char_span_to_token_span(offsets, sequence_ids, char_start, char_end):\n"
         "    start = 0\n"
@@ -161,28 +162,36 @@ def global_span_source(positions: str) -> str:
 
 WINDOWS = [
     wrong("make_windows", "the stride taken as the step", source=windows_source(
-        advance="if start + room >= len(context_ids):\n            break\n        start += stride")),
+        advance="if start + room >= len(context_ids):\n            break\n        start += stride"),
+          message=named(windows.WINDOWS, "stride_as_step")),
     wrong("make_windows", "no overlap: the next piece starts after the previous one", source=windows_source(
-        advance="if start + room >= len(context_ids):\n            break\n        start += room")),
+        advance="if start + room >= len(context_ids):\n            break\n        start += room"),
+          message=named(windows.WINDOWS, "no_overlap")),
     wrong("make_windows", "the last piece dropped (the loop stops before it)", source=windows_source(
-        loop="start + room < len(context_ids)", advance="start += room - stride")),
+        loop="start + room < len(context_ids)", advance="start += room - stride"),
+          message=named(windows.WINDOWS, "last_dropped")),
     wrong("make_windows", "no [SEP] after the piece", source=windows_source().replace(
         "[sep_id] + piece + [sep_id]", "[sep_id] + piece").replace(
         "[1] * (len(piece) + 1) + [0] * padding", "[1] * len(piece) + [0] * padding").replace(
-        "[None] * (padding + 1)", "[None] * padding")),
-    wrong("make_windows", "no padding", source=windows_source(padding="0")),
-    wrong("make_windows", "token type ids all 0", source=windows_source(types="[0] * max_length")),
+        "[None] * (padding + 1)", "[None] * padding"), message=named(windows.WINDOWS, "no_final_sep")),
+    wrong("make_windows", "no padding", source=windows_source(padding="0"),
+          message=named(windows.WINDOWS, "no_padding")),
+    wrong("make_windows", "token type ids all 0", source=windows_source(types="[0] * max_length"),
+          message=named(windows.WINDOWS, "type_ids_zero")),
     wrong("make_windows", "the [SEP] after the piece of type 0", source=windows_source(
-        types="[0] * head + [1] * len(piece) + [0] * (padding + 1)")),
+        types="[0] * head + [1] * len(piece) + [0] * (padding + 1)"),
+          message=named(windows.WINDOWS, "type_ids_final_sep")),
     wrong("make_windows", "a cut answer's part marked in the window", source=windows_source(
         positions="(lambda inside: (inside[0], inside[-1]) if inside else (0, 0))([\n"
                   "                p for p, o in enumerate(window['offsets'])\n"
-                  "                if o is not None and o[1] > answer[0] and o[0] < answer[1]])")),
+                  "                if o is not None and o[1] > answer[0] and o[0] < answer[1]])"),
+          message=named(windows.WINDOWS, "answer_clipped")),
     wrong("make_windows", "positions in the piece, not shifted by [CLS] question [SEP]", source=global_span_source(
-        "(first - start, last - start) if inside else (0, 0)")),
+        "(first - start, last - start) if inside else (0, 0)"), message=named(windows.WINDOWS, "not_shifted")),
     wrong("make_windows", "positions over the whole context", source=global_span_source(
-        "(first + head, last + head) if inside else (0, 0)")),
-    wrong("make_windows", "an absent answer at (-1, -1)", source=windows_source(positions="span or (-1, -1)")),
+        "(first + head, last + head) if inside else (0, 0)"), message=named(windows.WINDOWS, "whole_context")),
+    wrong("make_windows", "an absent answer at (-1, -1)", source=windows_source(positions="span or (-1, -1)"),
+          message=named(windows.WINDOWS, "absent_minus_one")),
     right("make_windows", "the answer's tokens found once in the whole context, positions from them",
           source=global_span_source("(first - start + head, last - start + head) if inside else (0, 0)")),
     right("make_windows", "the piece starts listed first; NumPy arrays for the ids, the types and the mask", source=(
@@ -257,22 +266,31 @@ def metric_source(normalize: dict | None = None, **changes: str) -> str:
 
 
 METRICS = [
-    wrong("squad_em_f1", "articles kept", source=metric_source({"articles": "text"})),
-    wrong("squad_em_f1", "punctuation kept", source=metric_source({"punctuation": "text"})),
-    wrong("squad_em_f1", "case kept", source=metric_source({"lower": "text"})),
+    wrong("squad_em_f1", "articles kept", source=metric_source({"articles": "text"}),
+          message=named(metrics.METRICS, "articles_kept")),
+    wrong("squad_em_f1", "punctuation kept", source=metric_source({"punctuation": "text"}),
+          message=named(metrics.METRICS, "punctuation_kept")),
+    wrong("squad_em_f1", "case kept", source=metric_source({"lower": "text"}),
+          message=named(metrics.METRICS, "case_kept")),
     wrong("squad_em_f1", "F1 over characters", source=metric_source(f1=F1.replace(
         "p, g = ", "p, g = ").replace("Counter(p) & Counter(g)", "Counter(' '.join(p)) & Counter(' '.join(g))")
-        .replace("(len(p) + len(g))", "(len(' '.join(p)) + len(' '.join(g)))"))),
-    wrong("squad_em_f1", "the mean over the gold answers", source=metric_source(best="mean")),
+        .replace("(len(p) + len(g))", "(len(' '.join(p)) + len(' '.join(g)))")),
+          message=named(metrics.METRICS, "characters")),
+    wrong("squad_em_f1", "the mean over the gold answers", source=metric_source(best="mean"),
+          message=named(metrics.METRICS, "mean_over_golds")),
     wrong("squad_em_f1", "a set of shared words", source=metric_source(f1=F1.replace(
-        "sum((Counter(p) & Counter(g)).values())", "len(set(p) & set(g))"))),
+        "sum((Counter(p) & Counter(g)).values())", "len(set(p) & set(g))")),
+          message=named(metrics.METRICS, "set_overlap")),
     wrong("squad_em_f1", "F1 of two empty texts 0.0", source=metric_source(f1=F1.replace(
-        "f1s.append(float(p == g))", "f1s.append(0.0)"))),
+        "f1s.append(float(p == g))", "f1s.append(0.0)")), message=named(metrics.METRICS, "empty_f1_zero")),
     wrong("squad_em_f1", "no gold answer scored (0.0, 0.0)", source=metric_source(golds="list(gold_answers)").replace(
-        "    return max(ems), max(f1s)\n", "    return max(ems, default=0.0), max(f1s, default=0.0)\n")),
-    wrong("squad_em_f1", "exact match on the raw texts", source=metric_source(exact="float(prediction == gold)")),
+        "    return max(ems), max(f1s)\n", "    return max(ems, default=0.0), max(f1s, default=0.0)\n"),
+          message=named(metrics.METRICS, "no_gold_zero")),
+    wrong("squad_em_f1", "exact match on the raw texts", source=metric_source(exact="float(prediction == gold)"),
+          message=named(metrics.METRICS, "exact_raw")),
     wrong("squad_em_f1", "punctuation replaced by spaces", source=metric_source(
-        {"punctuation": "''.join(' ' if ch in string.punctuation else ch for ch in text)"})),
+        {"punctuation": "''.join(' ' if ch in string.punctuation else ch for ch in text)"}),
+          message=named(metrics.METRICS, "punctuation_as_space")),
     right("squad_em_f1", "a regular expression for the punctuation, precision and recall spelled out", source=(
         "import re\n"
         "import string\n"
