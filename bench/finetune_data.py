@@ -37,15 +37,15 @@ def encoded_samples(args) -> dict:
 
 
 def plan(arrays, batch_size: int, bucket: int, *, shuffled: bool) -> list[tuple[dict, object]]:
-    """The batches training.fine_tune makes of `arrays` in its first epoch (seed 0): its own batch_plan, called as
-    its batch source calls it; run_ours checks that fit received exactly these."""
+    """The batches fine_tune makes of `arrays` in its first epoch (seed 0): course_lib.finetuning's own batch_plan,
+    called as its batch source calls it; run_ours checks that fit received exactly these."""
     import numpy as np
 
-    from course_lib.ner import training
+    from course_lib import finetuning
 
     rng = np.random.default_rng(0) if shuffled else None
-    steps = training.batch_plan(training.lengths_of(arrays), batch_size, bucket=bucket, max_length=FIXED_LENGTH,
-                                rng=rng)
+    steps = finetuning.batch_plan(finetuning.lengths_of(arrays), batch_size, bucket=bucket, max_length=FIXED_LENGTH,
+                                  rng=rng)
     return [({name: np.asarray(arrays[name][rows, :width], np.int32) for name in INPUTS},
              np.asarray(arrays["labels"][rows, :width], np.int32)) for rows, width in steps]
 
@@ -54,7 +54,7 @@ def build_data(args) -> dict:
     """Save every setting's batches (and the validation batches) to args.data_file; what the report says of them."""
     from course_lib import env
 
-    env.setup(verbose=False)  # course_lib.ner.training imports Keras: TensorFlow without its start-up lines
+    env.setup(verbose=False)  # course_lib.finetuning imports Keras: TensorFlow without its start-up lines
     import numpy as np
 
     samples = encoded_samples(args)

@@ -26,6 +26,7 @@ def run_ours(args) -> dict:
     import tensorflow as tf
 
     from autograde.reference.ner.model import build_token_classifier, masked_token_loss
+    from course_lib import finetuning
     from course_lib.ner import LABELS, training
     from course_lib.pretrained import load_bert
 
@@ -52,7 +53,7 @@ def run_ours(args) -> dict:
                 self.others = self.meter.stop()
 
     # What fit receives, to check it is what the PyTorch side gets: the course's batch source, watched.
-    source = getattr(training, "_Batches", None)
+    source = getattr(finetuning, "_Batches", None)
     seen: list = []
     if source is not None:
         make = source.__call__
@@ -86,10 +87,10 @@ def run_ours(args) -> dict:
         seconds = timer.ends[-1] - timer.ends[args.warmup - 1]
         losses = history.steps["loss"]
         checked = ("identical" if source is not None and same_batches(seen, expected[setting])
-                   else "NOT identical" if source is not None else "not checked (no training._Batches)")
+                   else "NOT identical" if source is not None else "not checked (no finetuning._Batches)")
         if checked == "NOT identical":
             raise SystemExit(f"{setting}: fit did not receive the batches the PyTorch side gets; has "
-                             "training.fine_tune's batch plan changed? (bench/finetune_data.py, plan)")
+                             "course_lib.finetuning's batch plan changed? (bench/finetune_data.py, plan)")
         result = {"seconds": seconds, "examples_per_second": args.steps * args.batch_size / seconds,
                   "others_cpu_share": timer.others,
                   "train_loss_first_timed_steps": float(np.mean(losses[args.warmup:args.warmup + 10])),
