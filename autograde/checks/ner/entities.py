@@ -11,10 +11,11 @@ import numpy as np
 
 from autograde.checks import rng as draw
 from autograde.checks.judging import call_all, judge_all
-from autograde.checks.ner.evaluation import REFERENCE_SPANS, kinds_for_grading, random_tags
+from autograde.checks.ner.evaluation import kinds_for_grading, random_tags
 from autograde.mistakes import results
 from autograde.mistakes.ner import entities as mistakes
 from autograde.reference.ner import entities as ref
+from autograde.reference.ner.evaluation import entity_spans as reference_spans
 from autograde.remote import with_parts
 from course_lib.calls import expect_unchanged, rebuild, returned
 from course_lib.checking import passed, quiet
@@ -98,7 +99,7 @@ def grade_predictions_to_entities(predictions_to_entities) -> None:
         label = (f"{words} words, word ids from {first_word}, {which}, label ids in a {container}"
                  + (f", {padding} padding tokens" if padding else ""))
         cases.append((label, random_case(rng, words, first_word, which, container, padding, kinds)))
-    with quiet(), with_parts(predictions_to_entities, entity_spans=REFERENCE_SPANS):
+    with quiet(), with_parts(predictions_to_entities, entity_spans=reference_spans):
         outcomes = call_all(predictions_to_entities, [[label, list(args)] for label, args in cases])
 
     def judge(case):

@@ -19,7 +19,6 @@ from course_lib.checking import passed, quiet
 from course_lib.ner import ENTITY_TYPES
 from course_lib.ner.evaluation import COPY_TAGS, ZERO_DIVISION, expect_scores, expect_spans
 
-REFERENCE_SPANS = "autograde.reference.ner.evaluation:entity_spans"
 MADE_UP_TYPES = ("DATE", "EVENT", "PRODUCT", "WORK_OF_ART", "LAW", "NORP", "GPE", "FAC", "MONEY", "LANGUAGE")
 
 # Sentences every implementation must read right: the edges of strict IOB2.
@@ -123,7 +122,7 @@ def grade_entity_scores(entity_scores) -> None:
     kinds = kinds_for_grading(rng)
     cases = [(label, *_score_case(rng, sentences, longest, how, kinds))
              for label, sentences, longest, how in SCORE_CASES]
-    with quiet(), with_parts(entity_scores, entity_spans=REFERENCE_SPANS):
+    with quiet(), with_parts(entity_scores, entity_spans=ref.entity_spans):
         outcomes = call_all(entity_scores, [[label, [true, predicted]] for label, true, predicted in cases])
 
     def judge(case):

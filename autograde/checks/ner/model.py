@@ -24,8 +24,8 @@ from autograde.reference.ner import model as ref
 from autograde.remote import run_there
 from course_lib.checking import passed, quiet
 from course_lib.heads import TINY_BACKBONE, classifier_batches, seeded_classifier_weights
-from course_lib.ner.loss import IGNORE, expect_loss, token_labels
-from course_lib.ner.model import expect_token_classifier
+from course_lib.ner.loss import IGNORE, expect_loss, run_loss, token_labels
+from course_lib.ner.model import expect_token_classifier, run_token_classifier
 
 OTHER_BACKBONE = {"vocabulary_size": 40, "num_layers": 1, "num_heads": 3, "hidden_dim": 12, "intermediate_dim": 20,
                   "max_sequence_length": 24, "num_segments": 2}
@@ -57,8 +57,8 @@ def _grade_classifier_case(build_token_classifier, index: int, config: dict, num
     backbone, head = seeded_classifier_weights(config, num_labels, seed_of(960 + index))
     batches = classifier_batches(draw(950 + index), config, shapes)
     with quiet():
-        report = run_there(build_token_classifier, "course_lib.ner.model:run_token_classifier", build_token_classifier,
-                           config, num_labels, backbone_weights=backbone, head_weights=head, batches=batches)
+        report = run_there(build_token_classifier, run_token_classifier, build_token_classifier, config, num_labels,
+                           backbone_weights=backbone, head_weights=head, batches=batches)
         expected, wrong = [], []
         for number, inputs in enumerate(batches):
             forward = ref.backbone_forward(config, backbone, inputs)
@@ -104,8 +104,8 @@ def _grade_loss(masked_token_loss, labels, logits, label: str, dtype: str) -> No
     keras_style = dtype == "float32"
     expected = ref.masked_token_loss_numpy(labels, logits)
     wrong = results(mistakes.LOSS, labels, logits)
-    report = run_there(masked_token_loss, "course_lib.ner.loss:run_loss", masked_token_loss, labels, logits,
-                       labels_dtype=dtype, keras_style=keras_style)
+    report = run_there(masked_token_loss, run_loss, masked_token_loss, labels, logits, labels_dtype=dtype,
+                       keras_style=keras_style)
     expect_loss(report, expected, f"{label}, labels {dtype}", labelled=int(np.sum(labels != IGNORE)), mistakes=wrong,
                 nan_message=mistakes.EMPTY_NAN, keras_style=keras_style)
 

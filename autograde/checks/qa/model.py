@@ -19,7 +19,7 @@ from autograde.reference.qa import model as ref
 from autograde.remote import run_there
 from course_lib.checking import passed, quiet
 from course_lib.heads import classifier_batches, seeded_classifier_weights
-from course_lib.qa.model import TINY_BACKBONE, expect_qa_model
+from course_lib.qa.model import TINY_BACKBONE, expect_qa_model, run_qa_model
 
 OTHER_BACKBONE = {"vocabulary_size": 45, "num_layers": 1, "num_heads": 2, "hidden_dim": 10, "intermediate_dim": 16,
                   "max_sequence_length": 24, "num_segments": 2}
@@ -51,8 +51,8 @@ def _grade_case(build_qa_model, index: int, config: dict, shapes) -> None:
     backbone, head = seeded_classifier_weights(config, 2, seed_of(1080 + index))
     batches = classifier_batches(draw(1070 + index), config, shapes)
     with quiet():
-        report = run_there(build_qa_model, "course_lib.qa.model:run_qa_model", build_qa_model, config,
-                           backbone_weights=backbone, head_weights=head, batches=batches)
+        report = run_there(build_qa_model, run_qa_model, build_qa_model, config, backbone_weights=backbone,
+                           head_weights=head, batches=batches)
         expected, wrong = [], []
         for number, inputs in enumerate(batches):
             forward = ref.backbone_forward(config, backbone, inputs)

@@ -17,13 +17,13 @@ from autograde.checks.qa.spans import characters_of, count, random_offsets
 from autograde.mistakes import results
 from autograde.mistakes.qa import windows as mistakes
 from autograde.reference.qa import windows as ref
+from autograde.reference.qa.spans import char_span_to_token_span as reference_spans
 from autograde.remote import with_parts
 from course_lib.calls import expect_unchanged, rebuild, returned
 from course_lib.checking import passed, quiet
 from course_lib.qa.spans import NONE_OFFSETS
 from course_lib.qa.windows import expect_windows
 
-REFERENCE_SPANS = "autograde.reference.qa.spans:char_span_to_token_span"
 ANSWERS = ("inside", "in an overlap", "cut by a window's end", "the first token", "the last token",
            "longer than a window", None)
 OTHER_IDS = {"cls_id": 2, "sep_id": 3, "pad_id": 1}
@@ -113,7 +113,7 @@ def grade_make_windows(make_windows) -> None:
     cases = [random_case(rng, *row) for row in rows]
     cases = [(f"context {number + 1} of {len(cases)}: {label}", args, kwargs)
              for number, (label, args, kwargs) in enumerate(cases)]
-    with quiet(), with_parts(make_windows, char_span_to_token_span=REFERENCE_SPANS):
+    with quiet(), with_parts(make_windows, char_span_to_token_span=reference_spans):
         outcomes = call_all(make_windows, [[label, args, kwargs] for label, args, kwargs in cases],
                             object_arrays_as_lists=True)
 

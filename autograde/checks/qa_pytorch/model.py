@@ -25,8 +25,8 @@ from autograde.reference.qa_pytorch import model as ref
 from autograde.remote import run_there
 from course_lib.checking import passed, quiet
 from course_lib.heads import TINY_BACKBONE, classifier_batches
-from course_lib.qa_pytorch.loss import expect_qa_loss, positions
-from course_lib.qa_pytorch.model import expect_qa_model, seeded_weights
+from course_lib.qa_pytorch.loss import expect_qa_loss, positions, run_qa_loss
+from course_lib.qa_pytorch.model import expect_qa_model, run_qa_model, seeded_weights
 
 OTHER_BACKBONE = {"vocabulary_size": 40, "num_layers": 1, "num_heads": 3, "hidden_dim": 12, "intermediate_dim": 20,
                   "max_sequence_length": 24, "num_segments": 2}
@@ -57,8 +57,8 @@ def _grade_model_case(QAModel, index: int, config: dict, shapes) -> None:  # noq
     backbone, head = seeded_weights(config, seed_of(1060 + index))
     batches = classifier_batches(draw(1050 + index), config, shapes)
     with quiet():
-        report = run_there(QAModel, "course_lib.qa_pytorch.model:run_qa_model", QAModel, config,
-                           backbone_weights=backbone, head_weights=head, batches=batches)
+        report = run_there(QAModel, run_qa_model, QAModel, config, backbone_weights=backbone, head_weights=head,
+                           batches=batches)
         expected, wrong = [], []
         for number, inputs in enumerate(batches):
             forward = backbone_forward(config, backbone, inputs)
@@ -94,8 +94,7 @@ def grade_qa_loss(qa_loss) -> None:
             start_positions, end_positions = positions(rng, batch, seq)
             expected = ref.qa_loss_numpy(start, end, start_positions, end_positions)
             gradient = np.stack(ref.qa_loss_gradient(start, end, start_positions, end_positions))
-            report = run_there(qa_loss, "course_lib.qa_pytorch.loss:run_qa_loss", qa_loss, start, end,
-                               start_positions, end_positions)
+            report = run_there(qa_loss, run_qa_loss, qa_loss, start, end, start_positions, end_positions)
             label = f"batch {batch}, seq {seq}, logits of scale {scale:g}"
             expect_qa_loss(report, expected, gradient, label,
                            mistakes=results(mistakes.LOSS, start, end, start_positions, end_positions))

@@ -19,13 +19,20 @@ from autograde.checks import rng as draw
 from autograde.checks import seed_of
 from autograde.mistakes import results
 from autograde.mistakes.qa_pytorch import training as mistakes
+from autograde.reference.qa_pytorch.model import QAModel as ReferenceModel
+from autograde.reference.qa_pytorch.model import qa_loss as reference_loss
 from autograde.reference.qa_pytorch.training import evaluate_numpy, simulate_training
 from autograde.remote import part, run_there, with_parts
 from course_lib.checking import passed, quiet
-from course_lib.qa_pytorch.training import expect_evaluation, expect_train_steps, standin_batches, standin_weights
+from course_lib.qa_pytorch.training import (
+    expect_evaluation,
+    expect_train_steps,
+    run_evaluate,
+    run_train_steps,
+    standin_batches,
+    standin_weights,
+)
 
-REFERENCE_MODEL = "autograde.reference.qa_pytorch.model:QAModel"
-REFERENCE_LOSS = "autograde.reference.qa_pytorch.model:qa_loss"
 SMALL = {"vocabulary_size": 20, "hidden_dim": 5, "num_segments": 2}
 WIDER = {"vocabulary_size": 15, "hidden_dim": 8, "num_segments": 2}
 
@@ -46,16 +53,15 @@ def _train_label(optimizer: dict, max_grad_norm, steps: int) -> str:
 
 
 def grade_train_step(train_step) -> None:
-    model_class = part(train_step, REFERENCE_MODEL)
+    model_class = part(train_step, ReferenceModel)
     for index, (config, optimizer, factors, max_grad_norm, shapes) in enumerate(TRAIN_CASES):
         weights = standin_weights(config, seed_of(1080 + index))
         batches = standin_batches(draw(1090 + index), config, shapes)
         settings = {"optimizer": optimizer, "factors": factors, "loss": "qa",
                     "max_grad_norm": 1.0 if max_grad_norm is None else max_grad_norm}
-        with quiet(), with_parts(train_step, qa_loss=REFERENCE_LOSS):
-            report = run_there(train_step, "course_lib.qa_pytorch.training:run_train_steps", train_step, model_class,
-                               config, weights, batches, optimizer=optimizer, factors=factors,
-                               max_grad_norm=max_grad_norm)
+        with quiet(), with_parts(train_step, qa_loss=reference_loss):
+            report = run_there(train_step, run_train_steps, train_step, model_class, config, weights, batches,
+                               optimizer=optimizer, factors=factors, max_grad_norm=max_grad_norm)
         expected = simulate_training(weights, batches, **settings)
         wrong = results(mistakes.STEPS, weights, batches, **settings)
         expect_train_steps(report, expected, _train_label(optimizer, max_grad_norm, len(shapes)), mistakes=wrong)
@@ -71,13 +77,12 @@ EVALUATION_CASES = [  # network, (batch, seq) of each batch (one seq per case)
 
 
 def grade_evaluate(evaluate) -> None:
-    model_class = part(evaluate, REFERENCE_MODEL)
+    model_class = part(evaluate, ReferenceModel)
     for index, (config, shapes) in enumerate(EVALUATION_CASES):
         weights = standin_weights(config, seed_of(1100 + index))
         batches = standin_batches(draw(1110 + index), config, shapes)
-        with quiet(), with_parts(evaluate, qa_loss=REFERENCE_LOSS):
-            report = run_there(evaluate, "course_lib.qa_pytorch.training:run_evaluate", evaluate, model_class, config,
-                               weights, batches)
+        with quiet(), with_parts(evaluate, qa_loss=reference_loss):
+            report = run_there(evaluate, run_evaluate, evaluate, model_class, config, weights, batches)
         expected = evaluate_numpy(weights, batches, loss="qa")
         label = "batches of " + ", ".join(str(batch) for batch, _ in shapes) + f" windows of {shapes[0][1]} tokens"
         expect_evaluation(report, expected, label, mistakes=results(mistakes.EVALUATION, expected))
