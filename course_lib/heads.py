@@ -30,18 +30,19 @@ TOL = {"atol": 1e-4, "rtol": 1e-4}
 # A tiny backbone with chosen weights, and inputs for it
 
 
-def tiny_backbone(config: Mapping, weights: Mapping[str, np.ndarray] | None = None):
-    """A keras-hub BertBackbone of the sizes in `config`, without dropout; `weights` (by variable path) set."""
+def tiny_backbone(config: Mapping, weights: Mapping[str, np.ndarray] | None = None, *, dtype: str = "float32"):
+    """A keras-hub BertBackbone of the sizes in `config`, without dropout; `weights` (by variable path) set.
+    The references build it in float64, so that their values do not depend on the CPU or thread count."""
     import keras_hub
 
     with quiet():
-        backbone = keras_hub.models.BertBackbone(**dict(config), dropout=0.0)
+        backbone = keras_hub.models.BertBackbone(**dict(config), dropout=0.0, dtype=dtype)
     if weights is not None:
         variables = {variable.path: variable for variable in backbone.weights}
         if set(variables) != set(weights):
             raise ValueError(f"the backbone's weights are {sorted(variables)}, not {sorted(weights)}")
         for path, value in weights.items():
-            variables[path].assign(np.asarray(value, np.float32))
+            variables[path].assign(np.asarray(value, dtype))
     return backbone
 
 

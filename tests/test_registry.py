@@ -4,7 +4,10 @@ and the visible checks' expected values are what the references generate."""
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -113,6 +116,31 @@ def test_every_assignment_has_generated_expected_values():
 def test_expected_values_are_what_the_references_generate(stem):
     problems = expected.check(stem)
     assert not problems, f"{stem}: run `python -m autograde.expected {stem}`:\n" + "\n".join(problems[:20])
+
+
+# Another machine computes in another order: one thread instead of several, oneDNN's kernels off (TensorFlow reads
+# TF_ENABLE_ONEDNN_OPTS, its thread pools TF_NUM_*_THREADS; torch and OpenMP read OMP_NUM_THREADS).
+OTHER_MACHINE = {"TF_ENABLE_ONEDNN_OPTS": "0", "TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "1",
+                 "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
+
+def test_expected_values_hold_under_other_thread_counts_and_onednn_settings():
+    """The committed values are what the references give on another machine too, not only on the one that wrote
+    them: floating-point noise stays inside the drift test's tolerance."""
+    run = subprocess.run([sys.executable, "-m", "autograde.expected", "--check"], cwd=REPO, capture_output=True,
+                         text=True, timeout=900, env={**os.environ, **OTHER_MACHINE, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert run.returncode == 0, f"regenerated with {OTHER_MACHINE}:\n{run.stdout[-4000:]}\n{run.stderr[-2000:]}"
+    assert run.stdout.count("up to date") == len(expected.generator_stems()), run.stdout
+
+
+def test_the_drift_tolerance_tells_a_changed_generator_from_rounding():
+    """Rounding (1e-12) passes; a change a visible check could notice (1e-6 on values near 1) does not."""
+    stored = {"logits": [[0.25, -1.5, 3.0]], "loss": 0.7, "name": "x"}
+    rounded = {"logits": [[0.25 + 1e-12, -1.5, 3.0 - 1e-12]], "loss": 0.7 + 1e-12, "name": "x"}
+    changed = {"logits": [[0.25, -1.5 + 1e-6, 3.0]], "loss": 0.7, "name": "x"}
+    assert expected.differences(rounded, stored) == []
+    assert expected.differences(changed, stored) == ["/logits: values differ by up to 1e-06"]
+    assert expected.TOLERANCE * 10 <= 1e-6, "the tolerance must stay well below the visible checks' own (1e-6, 1e-4)"
 
 
 # A line with three or more decimals of 4+ digits is a pasted array: such values belong in course_lib/expected/.

@@ -1,6 +1,6 @@
 """What every head on the tiny backbone is compared with (06's token classifier, 07's span head, 08's QA module):
-keras-hub's BertBackbone run in the grader's process on the weights the grader chose, and the head in NumPy,
-float64."""
+keras-hub's BertBackbone run in float64 in the grader's process on the weights the grader chose, and the head
+in NumPy, float64."""
 
 from __future__ import annotations
 
@@ -25,7 +25,9 @@ def token_logits(sequence_output, kernel, bias) -> np.ndarray:
 def _tiny_backbone(config_items: tuple):
     from course_lib.heads import tiny_backbone
 
-    return tiny_backbone(dict(config_items))
+    # float64: the same values on every CPU and thread count (float32 sums in another order differ by ~1e-6), so
+    # the generated expected values hold everywhere; learners' float32 models are compared at 1e-4.
+    return tiny_backbone(dict(config_items), dtype="float64")
 
 
 def backbone_forward(config: Mapping, weights: Mapping[str, np.ndarray], inputs: Mapping) -> dict[str, np.ndarray]:
@@ -34,7 +36,7 @@ def backbone_forward(config: Mapping, weights: Mapping[str, np.ndarray], inputs:
     backbone = _tiny_backbone(tuple(sorted(config.items())))
     variables = {variable.path: variable for variable in backbone.weights}
     for path, value in weights.items():
-        variables[path].assign(np.asarray(value, np.float32))
+        variables[path].assign(np.asarray(value, np.float64))
     tensors = {name: np.asarray(value, np.int32) for name, value in inputs.items()}
     outputs = backbone(tensors, training=False)
     unmasked = backbone({**tensors, "padding_mask": np.ones_like(tensors["padding_mask"])}, training=False)
