@@ -206,9 +206,9 @@ def address_of(obj) -> tuple[str, str]:
 
     The kernel finds the object again (or the grader reads its source) by this address, so anything the
     address would not find is refused here, naming the object."""
-    if isinstance(obj, str):  # transition: the "module:attribute" form, still accepted for now
-        module, _, attribute = obj.partition(":")
-        return module, attribute
+    if isinstance(obj, str):
+        raise TypeError(f"{obj!r} is a string: pass the function or class itself (imported at the top of the "
+                        "check module), so that a rename fails when the check is imported, not when it runs")
     module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
     label = f"{name or type(obj).__name__} ({obj!r:.80})"
     if inspect.ismethod(obj):
@@ -355,9 +355,7 @@ def with_parts(learner, **parts):
 def _here(obj):
     """`obj` itself, once it is known to be addressable: a check that could not run in the kernel fails in the
     unit tests too."""
-    module, name = address_of(obj)
-    if isinstance(obj, str):  # transition: the "module:attribute" form
-        return getattr(importlib.import_module(module), name)
+    address_of(obj)
     return obj
 
 
