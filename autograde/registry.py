@@ -28,6 +28,7 @@ class Exercise:
     grade_id: str = ""  # the test cell's grade id (default test_<name>)
     imports: str = ""  # what the notebook's set-up gives its solution cells (imports, constants), to define them here
     kernel_setup: str = ""  # checked only in a kernel started with this code (another Keras backend), not in-process
+    tensors: bool = False  # the checks want tf.Tensor results where the (NumPy) reference returns arrays
 
     @property
     def test_id(self) -> str:
@@ -62,7 +63,7 @@ def _rows(stem: str, tests: str, *rows: tuple, imports: str = "") -> list[Exerci
             hidden=where("autograde.checks", hidden),
             reference=tuple(where("autograde.reference", r) for r in references),
             tests=extra.get("tests", tests), grade_id=extra.get("grade_id", ""), imports=imports,
-            kernel_setup=extra.get("kernel_setup", ""),
+            kernel_setup=extra.get("kernel_setup", ""), tensors=extra.get("tensors", False),
         ))
     return made
 
@@ -72,7 +73,7 @@ EXERCISES: list[Exercise] = [
         "01_positional_encoding", "tests/test_01_positional_encoding.py",
         ("get_angles", 2, ":check_get_angles", ":grade_get_angles", [":get_angles"]),
         ("positional_encoding", 3, ":check_positional_encoding", ":grade_positional_encoding",
-         [":positional_encoding"]),
+         [":positional_encoding"], {"tensors": True}),
         imports="import keras\nimport numpy as np\nimport tensorflow as tf\n",
     ),
     *_rows(
@@ -82,18 +83,19 @@ EXERCISES: list[Exercise] = [
         ("general_score", 1, ":check_general_score", ":grade_general_score", [":general_score"]),
         ("additive_score", 1, ":check_additive_score", ":grade_additive_score", [":additive_score"]),
         ("cosine_score", 1, ":check_cosine_score", ":grade_cosine_score", [":cosine_score"]),
-        ("create_padding_mask", 1, ":check_create_padding_mask", ":grade_create_padding_mask", [":padding_mask"]),
+        ("create_padding_mask", 1, ":check_create_padding_mask", ":grade_create_padding_mask", [":padding_mask"],
+         {"tensors": True}),
         ("create_look_ahead_mask", 1, ":check_create_look_ahead_mask", ":grade_create_look_ahead_mask",
-         [":look_ahead_mask"]),
+         [":look_ahead_mask"], {"tensors": True}),
         ("scaled_dot_product_attention", 4, ":check_scaled_dot_product_attention",
-         ":grade_scaled_dot_product_attention", [":scaled_dot_product_attention"]),
+         ":grade_scaled_dot_product_attention", [":scaled_dot_product_attention"], {"tensors": True}),
         imports="import numpy as np\nimport tensorflow as tf\n",
     ),
     # call and copy_keras_weights use split_heads but are graded with reference parts.
     *_rows(
         "03_multi_head_attention", "tests/test_03_multi_head_attention.py",
-        ("split_heads", 1, ":check_split_heads", ":grade_split_heads", [":split_heads"]),
-        ("merge_heads", 1, ":check_merge_heads", ":grade_merge_heads", [":merge_heads"]),
+        ("split_heads", 1, ":check_split_heads", ":grade_split_heads", [":split_heads"], {"tensors": True}),
+        ("merge_heads", 1, ":check_merge_heads", ":grade_merge_heads", [":merge_heads"], {"tensors": True}),
         ("ScratchMultiHeadAttention", 4, ":check_multi_head_attention_call", ":grade_multi_head_attention_call",
          [":multi_head_attention", ".keras_layers:ScratchMultiHeadAttention"],
          {"grade_id": "test_multi_head_attention_call"}),

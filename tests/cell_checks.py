@@ -3,6 +3,7 @@ failure messages of an exercise's visible and hidden checks on a function."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 
 from autograde.variants import solution_cells
@@ -17,12 +18,31 @@ def cell_function(source: str, name: str, *, imports: str = "", namespace: dict 
     return namespace[name]
 
 
+@functools.cache
+def _solution_cells(stem: str) -> dict[str, str]:
+    return solution_cells(stem)
+
+
 def solution_cell(stem: str, name: str) -> str:
     """The solution notebook's code of `name` (markers removed); AssertionError if it is not there."""
-    source = solution_cells(stem).get(name, "")
+    source = _solution_cells(stem).get(name, "")
     assert f"def {name}(" in source or f"class {name}(" in source, (
         f"solutions/{stem}/{stem}.ipynb has no cell defining {name}: the grading tests need the instructor's answer")
     return source
+
+
+def notebook_function(row, source: str):
+    """What the cell `source` defines for the registry row `row`, as in the notebook: after the set-up cell's imports
+    (`row.imports`) and the solution cells of the exercises before it (the ones this process can define)."""
+    from autograde import registry
+
+    namespace: dict = {}
+    exec(row.imports, namespace)
+    for earlier in registry.exercises(row.stem)[:registry.exercises(row.stem).index(row)]:
+        if not earlier.kernel_setup:
+            exec(compile(solution_cell(row.stem, earlier.name), f"<cell {earlier.name}>", "exec"), namespace)
+    exec(compile(source, f"<cell {row.name}>", "exec"), namespace)
+    return namespace[row.name]
 
 
 def failure_messages(checks: Iterable[Callable], fn) -> list[str]:

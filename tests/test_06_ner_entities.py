@@ -1,8 +1,10 @@
-"""Assignment 06, predictions_to_entities: the reference finds the entities of the visible check's texts with
-their exact characters (as the course's tokenizer splits them: raw, or word by word as Tagger does); the visible
-check (course_lib.ner.entities) and the hidden check (autograde.checks.ner.entities) pass the solution, the
-reference and every right variant, fail every wrong variant naming its mistake, do not charge a wrong entity_spans
-to predictions_to_entities, refuse always-equal objects and leave an unfinished exercise unfinished."""
+"""Assignment 06, predictions_to_entities: the reference finds the entities of the visible check's texts with their
+exact characters (as the course's tokenizer splits them: raw, or word by word as Tagger does); the visible check
+(course_lib.ner.entities) and the hidden check (autograde.checks.ner.entities) do not charge a wrong entity_spans to
+predictions_to_entities, refuse always-equal objects and leave an unfinished exercise unfinished.
+
+The reference, the solution notebook's cell and every variant against both checks: tests/test_exercises.py (from the
+registry)."""
 
 from __future__ import annotations
 
@@ -12,10 +14,8 @@ from test_06_ner_evaluation import (
     define,
     expect_named,
     expect_sound,
-    message_of,
     run_quietly,
     solutions,
-    variant_function,
     variants_of,
 )
 
@@ -93,28 +93,7 @@ def test_every_named_mistake_is_seen_by_the_visible_check():
 # ------------------------------------------------------------------------------------------------
 # predictions_to_entities as learners write it
 
-MESSAGES = {
-    "a word's tag from its last token": message_of(mistakes.ENTITIES, "tag_from_last_token"),
-    "a word ends where its first token ends (the last word cut)": message_of(mistakes.ENTITIES, "word_cut"),
-    "end inclusive": message_of(mistakes.ENTITIES, "end_inclusive"),
-    "special tokens taken for words": message_of(mistakes.ENTITIES, "special_tokens_as_words"),
-    "the entity's text rebuilt from its words joined with spaces": message_of(mistakes.TEXTS, "words_joined"),
-    "the tags read from LABELS, not id_to_label": message_of(mistakes.ENTITIES, "labels_hard_coded"),
-    "lenient spans of its own: an I- tag after O starts an entity": message_of(mistakes.ENTITIES, "lenient"),
-}
-
-
-@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
-def test_right_versions_pass(check, capsys):
-    for fn in [define("predictions_to_entities"), ref.predictions_to_entities,
-               *(variant_function(v) for v in variants_of("predictions_to_entities", True))]:
-        run_quietly(check, fn, capsys)
-
-
-@pytest.mark.parametrize("variant", variants_of("predictions_to_entities", False), ids=lambda v: v.what)
-def test_wrong_versions_fail_naming_the_mistake(variant):
-    for check in CHECKS:
-        expect_named(check, variant_function(variant), MESSAGES[variant.what])
+# (The solution, the reference and the variants against both checks: tests/test_exercises.py)
 
 
 @pytest.mark.parametrize("spans", variants_of("entity_spans", False), ids=lambda v: v.what)

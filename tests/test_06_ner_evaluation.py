@@ -1,9 +1,11 @@
 """Assignment 06, entity_spans and entity_scores: the reference agrees with seqeval's strict IOB2 report (and the
 lenient mistake with its default mode) on thousands of random sequences; the visible checks
-(course_lib.ner.evaluation) and the hidden checks (autograde.checks.ner.evaluation) pass the solution, the
-reference and every right variant, fail every wrong variant naming its mistake, refuse always-equal objects and
+(course_lib.ner.evaluation) and the hidden checks (autograde.checks.ner.evaluation) refuse always-equal objects and
 leave an unfinished exercise unfinished. Also the helpers shared by the three text-side tests: the notebook's
-solution cells defined as in the notebook, and their variants."""
+solution cells defined as in the notebook, and their variants.
+
+The reference, the solution notebook's cell and every variant against both checks: tests/test_exercises.py (from the
+registry)."""
 
 from __future__ import annotations
 
@@ -218,28 +220,7 @@ def test_every_named_mistake_is_seen_by_the_visible_checks():
 # entity_spans as learners write it
 
 SPAN_CHECKS = (visible.check_entity_spans, hidden.grade_entity_spans)
-SPAN_MESSAGES = {  # variant -> what both checks must say
-    "last index exclusive": message_of(mistakes.SPANS, "end_exclusive"),
-    "lenient: an I- tag after O starts an entity (conlleval's default)": message_of(mistakes.SPANS, "lenient"),
-    "the entity still open at the end is lost": message_of(mistakes.SPANS, "last_lost"),
-    "I- of any type continues an entity (B-X I-Y merged)": message_of(mistakes.SPANS, "types_merged"),
-    "the type keeps its B- prefix": "the type is the tag without its B- or I- prefix",
-    "B-X right after an entity of type X continues it": message_of(mistakes.SPANS, "b_continues"),
-    "a stray I- dropped, but the I- tags after it kept as an entity": message_of(mistakes.SPANS, "stray_run_kept"),
-}
-
-
-@pytest.mark.parametrize("check", SPAN_CHECKS, ids=lambda c: c.__name__)
-def test_right_entity_spans_pass(check, capsys):
-    for fn in [define("entity_spans"), ref.entity_spans,
-               *(variant_function(v) for v in variants_of("entity_spans", True))]:
-        run_quietly(check, fn, capsys)
-
-
-@pytest.mark.parametrize("variant", variants_of("entity_spans", False), ids=lambda v: v.what)
-def test_wrong_entity_spans_fail_naming_the_mistake(variant):
-    for check in SPAN_CHECKS:
-        expect_named(check, variant_function(variant), SPAN_MESSAGES[variant.what])
+# (The solution, the reference and the variants against both checks: tests/test_exercises.py)
 
 
 def test_entity_spans_that_changes_its_argument_fails():
@@ -261,28 +242,7 @@ def test_entity_spans_checks_are_sound(check):
 # entity_scores as learners write it
 
 SCORE_CHECKS = (visible.check_entity_scores, hidden.grade_entity_scores)
-SCORE_MESSAGES = {
-    "macro average as \"micro\"": message_of(mistakes.SCORES, "macro"),
-    "the sentence index forgotten (always 0)": message_of(mistakes.SCORES, "no_sentence_index"),
-    "precision and recall swapped": message_of(mistakes.SCORES, "swapped"),
-    "F1 as the mean of precision and recall": message_of(mistakes.SCORES, "f1_mean"),
-    "support counted on the predictions": message_of(mistakes.SCORES, "support_predicted"),
-    "no guard against dividing by zero": visible.ZERO_DIVISION,
-    "token-level counts": message_of(mistakes.SCORES, "token_level"),
-}
-
-
-@pytest.mark.parametrize("check", SCORE_CHECKS, ids=lambda c: c.__name__)
-def test_right_entity_scores_pass(check, capsys):
-    for fn in [define("entity_scores"), ref.entity_scores,
-               *(variant_function(v) for v in variants_of("entity_scores", True))]:
-        run_quietly(check, fn, capsys)
-
-
-@pytest.mark.parametrize("variant", variants_of("entity_scores", False), ids=lambda v: v.what)
-def test_wrong_entity_scores_fail_naming_the_mistake(variant):
-    for check in SCORE_CHECKS:
-        expect_named(check, variant_function(variant), SCORE_MESSAGES[variant.what])
+# (The solution, the reference and the variants against both checks: tests/test_exercises.py)
 
 
 @pytest.mark.parametrize("spans", variants_of("entity_spans", False), ids=lambda v: v.what)
@@ -349,6 +309,6 @@ def test_the_hidden_checks_through_the_wire(tmp_path, capsys):
         check(remote.lookup(name))
         assert kernel.requests - before <= 8, (name, kernel.requests - before)
     assert capsys.readouterr().out.count("\N{CHECK MARK}") == 3
-    expect_named(hidden.grade_entity_spans, remote.lookup("entity_spans"), SPAN_MESSAGES[wrong_spans.what])
+    expect_named(hidden.grade_entity_spans, remote.lookup("entity_spans"), wrong_spans.message)
     kernel.agent.namespace.update(notebook_namespace())
     run_quietly(hidden.grade_entity_spans, remote.lookup("entity_spans"), capsys)

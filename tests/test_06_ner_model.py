@@ -1,8 +1,10 @@
-"""Assignment 06, the model side: the reference head gives Dense(sequence_output) on keras-hub's BertBackbone and
-the reference loss the masked mean cross-entropy (TensorFlow and NumPy agree); the visible checks
-(course_lib.ner.model) and the hidden checks (autograde.checks.ner.model) pass the reference, the solution cells and
-every right variant, and fail every wrong variant with the message that names its mistake; an unfinished exercise
-stays unfinished, a crash is a failed check, an always-equal result fails."""
+"""Assignment 06, the model side: the reference head gives Dense(sequence_output) on keras-hub's BertBackbone and the
+reference loss the masked mean cross-entropy (TensorFlow and NumPy agree); the visible checks (course_lib.ner.model)
+and the hidden checks (autograde.checks.ner.model) keep an unfinished exercise unfinished, a crash is a failed check,
+an always-equal result fails.
+
+The reference, the solution notebook's cell and every variant against both checks: tests/test_exercises.py (from the
+registry)."""
 
 from __future__ import annotations
 
@@ -11,9 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from cell_checks import cell_function, failure_messages  # noqa: E402
-from cell_checks import solution_cell as solution_cell_of  # noqa: E402
 
-from autograde import checks  # noqa: E402
 from autograde.checks.ner import model as hidden  # noqa: E402
 from autograde.mistakes.ner import model as mistakes  # noqa: E402
 from autograde.reference.ner import model as ref  # noqa: E402
@@ -29,28 +29,6 @@ STEM = "06_ner"
 # The names the notebook's set-up cell gives the solution cells.
 NOTEBOOK_IMPORTS = "import keras\nimport numpy as np\nimport tensorflow as tf\n"
 
-# Each wrong variant's mistake, as the checks must name it (a part of the message).
-NAMED = {
-    "the head on pooled_output (the [CLS] path): one vector per sentence": "the head reads pooled_output",
-    "a softmax activation on the head": "the head has a softmax activation",
-    "9 labels hard-coded": "not 9 or len(LABELS)",
-    "num_labels - 1 units": "one logit too few",
-    "the backbone frozen": "do not freeze it",
-    "the padding mask replaced by ones": "the padding_mask does not reach it",
-    "no dropout": "no dropout acts",
-    "the dropout rate hard-coded to 0.1": "use the argument `dropout`",
-    "dropout applied to the logits": "the dropout is applied to the logits",
-    "a subclassed model whose dropout has training=True, at inference too": "dropout is active at inference",
-    "every position counted, -100 read as class 0": "as if their label were 0",
-    "divided by batch * seq": "divided by batch * seq",
-    "the sum, not the mean": "this is the sum of the losses",
-    "the mean of per-sentence means": "the mean over sentences of each sentence's mean",
-    "softmax before a loss that takes logits": "the softmax is applied twice",
-    "Keras's loss with its default from_logits=False": "the logits are read as probabilities",
-    "NaN when no position is labelled": "0 / 0: return 0",
-    "float labels never cast (Keras passes float32)": "with float32 labels, as Keras passes them",
-    "NumPy inside the loss (fails when Keras traces it)": "when called as Keras calls a loss",
-}
 CHECKS = {
     "build_token_classifier": (visible.check_build_token_classifier, hidden.grade_build_token_classifier),
     "masked_token_loss": (visible.check_masked_token_loss, hidden.grade_masked_token_loss),
@@ -60,10 +38,6 @@ CHECKS = {
 def define(source: str, name: str):
     """The function a cell defines, run with the notebook's imports."""
     return cell_function(source, name, imports=NOTEBOOK_IMPORTS)
-
-
-def solution_cell(name: str) -> str:
-    return solution_cell_of(STEM, name)
 
 
 def both_checks(name: str, fn) -> list[str]:
@@ -158,48 +132,7 @@ def test_every_logits_and_shape_mistake_is_stored():
 
 
 # ------------------------------------------------------------------------------------------------
-# The checks on the reference, the solution cells and the variants
-
-
-@pytest.mark.parametrize("name", CHECKS)
-def test_checks_pass_the_reference(name, capsys):
-    assert both_checks(name, getattr(ref, name)) == ["", ""]
-    output = capsys.readouterr()
-    assert output.out.count("\N{CHECK MARK}") == 2 and output.err == ""
-
-
-@pytest.mark.parametrize("seed", [1, 20261123])
-@pytest.mark.parametrize("name", CHECKS)
-def test_hidden_checks_pass_the_reference_at_grading_seeds(name, seed):
-    checks.use_seed(seed)
-    try:
-        CHECKS[name][1](getattr(ref, name))
-    finally:
-        checks.use_seed(None)
-
-
-@pytest.mark.parametrize("name", CHECKS)
-def test_checks_pass_the_solution_cell(name):
-    assert both_checks(name, define(solution_cell(name), name)) == ["", ""]
-
-
-@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: f"{'right' if v.correct else 'wrong'}-{v.what}")
-def test_variant_gets_its_verdict_from_both_checks(variant):
-    fn = define(variant.cell(solution_cell(variant.name)), variant.name)
-    messages = both_checks(variant.name, fn)
-    if variant.correct:
-        assert messages == ["", ""]
-        return
-    assert all(messages), f"a check passed {variant.what!r}: {messages}"
-    for message in messages:
-        assert NAMED[variant.what] in message, message
-
-
-def test_every_wrong_variant_has_its_message():
-    assert {v.what for v in VARIANTS if not v.correct} == set(NAMED)
-    for name in CHECKS:
-        assert sum(v.correct for v in VARIANTS if v.name == name) >= 2
-        assert sum(not v.correct for v in VARIANTS if v.name == name) >= 3
+# (The reference, the solution cells and the variants against both checks: tests/test_exercises.py)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,15 +1,17 @@
 """Assignment 07, squad_em_f1: the reference scores as SQuAD's evaluation does (by hand: normalisation, Counter
 overlap, the best gold answer, empty texts); the visible check (course_lib.qa.metrics) and the hidden check
-(autograde.checks.qa.metrics) pass the solution, the reference and every right variant, fail every wrong variant
-naming its mistake, refuse always-equal objects and leave an unfinished exercise unfinished."""
+(autograde.checks.qa.metrics) refuse always-equal objects and leave an unfinished exercise unfinished.
+
+The reference, the solution notebook's cell and every variant against both checks: tests/test_exercises.py (from the
+registry)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from in_process_kernel import InProcessKernel
-from test_06_ner_evaluation import expect_named, expect_sound, message_of, run_quietly
-from test_07_qa_spans import NOTEBOOK_NAMES, define, solutions, variant_function, variants_of
+from test_06_ner_evaluation import expect_named, expect_sound
+from test_07_qa_spans import NOTEBOOK_NAMES, define, solutions, variants_of
 
 from autograde.checks.qa import metrics as hidden
 from autograde.mistakes.qa import metrics as mistakes
@@ -77,31 +79,7 @@ def test_every_named_mistake_shows_in_the_hidden_checks_pairs(seed):
 # ------------------------------------------------------------------------------------------------
 # squad_em_f1 as learners write it
 
-MESSAGES = {
-    "articles kept": message_of(mistakes.METRICS, "articles_kept"),
-    "punctuation kept": message_of(mistakes.METRICS, "punctuation_kept"),
-    "case kept": message_of(mistakes.METRICS, "case_kept"),
-    "F1 over characters": message_of(mistakes.METRICS, "characters"),
-    "the mean over the gold answers": message_of(mistakes.METRICS, "mean_over_golds"),
-    "a set of shared words": message_of(mistakes.METRICS, "set_overlap"),
-    "F1 of two empty texts 0.0": message_of(mistakes.METRICS, "empty_f1_zero"),
-    "no gold answer scored (0.0, 0.0)": message_of(mistakes.METRICS, "no_gold_zero"),
-    "exact match on the raw texts": message_of(mistakes.METRICS, "exact_raw"),
-    "punctuation replaced by spaces": message_of(mistakes.METRICS, "punctuation_as_space"),
-}
-
-
-@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
-def test_right_versions_pass(check, capsys):
-    for fn in [define("squad_em_f1"), ref.squad_em_f1,
-               *(variant_function(v) for v in variants_of("squad_em_f1", True))]:
-        run_quietly(check, fn, capsys)
-
-
-@pytest.mark.parametrize("variant", variants_of("squad_em_f1", False), ids=lambda v: v.what)
-def test_wrong_versions_fail_naming_the_mistake(variant):
-    for check in CHECKS:
-        expect_named(check, variant_function(variant), MESSAGES[variant.what])
+# (The solution, the reference and the variants against both checks: tests/test_exercises.py)
 
 
 def test_named_mistakes_fail_naming_themselves():
@@ -165,4 +143,4 @@ def test_the_hidden_check_through_the_wire(tmp_path, capsys):
     assert kernel.requests <= 4 and capsys.readouterr().out.count("\N{CHECK MARK}") == 1
     wrong = variants_of("squad_em_f1", False)[0]
     exec(wrong.source, namespace)
-    expect_named(hidden.grade_squad_em_f1, remote.lookup("squad_em_f1"), MESSAGES[wrong.what])
+    expect_named(hidden.grade_squad_em_f1, remote.lookup("squad_em_f1"), wrong.message)

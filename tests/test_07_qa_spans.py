@@ -1,9 +1,11 @@
 """Assignment 07, char_span_to_token_span: the reference finds the answers of the visible check's real windows (the
 course's tokenizer, whole pairs and windows cut by the tokenizers library or by make_windows); the visible check
-(course_lib.qa.spans) and the hidden check (autograde.checks.qa.spans) pass the solution, the reference and every
-right variant, fail every wrong variant naming its mistake, refuse always-equal objects and leave an unfinished
-exercise unfinished. Also the helpers shared by the three text-side tests of 07: the notebook's solution cells
-defined as in the notebook, and their variants."""
+(course_lib.qa.spans) and the hidden check (autograde.checks.qa.spans) refuse always-equal objects and leave an
+unfinished exercise unfinished. Also the helpers shared by the three text-side tests of 07: the notebook's solution
+cells defined as in the notebook, and their variants.
+
+The reference, the solution notebook's cell and every variant against both checks: tests/test_exercises.py (from the
+registry)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import functools
 import numpy as np
 import pytest
 from in_process_kernel import InProcessKernel
-from test_06_ner_evaluation import expect_named, expect_sound, message_of, run_quietly
+from test_06_ner_evaluation import expect_named, expect_sound
 
 from autograde.checks.qa import spans as hidden
 from autograde.expected.qa import spans as generator
@@ -120,27 +122,7 @@ def test_the_hidden_windows_are_well_formed():
 # ------------------------------------------------------------------------------------------------
 # char_span_to_token_span as learners write it
 
-MESSAGES = {
-    "question tokens searched too": message_of(mistakes.SPANS, "question_searched"),
-    "last index exclusive": message_of(mistakes.SPANS, "end_exclusive"),
-    "a cut answer's part returned": message_of(mistakes.SPANS, "partial_span"),
-    "the first token found by an exact start": message_of(mistakes.SPANS, "start_exact"),
-    "character positions returned": message_of(mistakes.SPANS, "characters"),
-    "an answer ending the window's context refused (>= for >)": message_of(mistakes.SPANS, "last_token_missed"),
-}
-
-
-@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
-def test_right_versions_pass(check, capsys):
-    for fn in [define("char_span_to_token_span"), ref.char_span_to_token_span,
-               *(variant_function(v) for v in variants_of("char_span_to_token_span", True))]:
-        run_quietly(check, fn, capsys)
-
-
-@pytest.mark.parametrize("variant", variants_of("char_span_to_token_span", False), ids=lambda v: v.what)
-def test_wrong_versions_fail_naming_the_mistake(variant):
-    for check in CHECKS:
-        expect_named(check, variant_function(variant), MESSAGES[variant.what])
+# (The solution, the reference and the variants against both checks: tests/test_exercises.py)
 
 
 def test_forms_and_other_mistakes_are_explained():
@@ -194,7 +176,7 @@ def test_the_hidden_check_through_the_wire(tmp_path, capsys):
     wrong = variants_of("char_span_to_token_span", False)[1]
     exec(wrong.source, namespace)
     expect_named(hidden.grade_char_span_to_token_span, remote.lookup("char_span_to_token_span"),
-                 MESSAGES[wrong.what])
+                 wrong.message)
 
 
 def test_a_visible_failure_without_a_named_mistake_says_why():

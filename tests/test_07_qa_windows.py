@@ -1,16 +1,18 @@
 """Assignment 07, make_windows: the reference cuts a pair as the tokenizers library does (truncation "only_second"
 with a stride, padding to max_length); the visible check (course_lib.qa.windows) and the hidden check
-(autograde.checks.qa.windows) pass the solution, the reference and every right variant, fail every wrong variant
-naming its mistake, do not charge a wrong char_span_to_token_span to make_windows, refuse always-equal objects and
-leave an unfinished exercise unfinished; plot_windows draws the windows."""
+(autograde.checks.qa.windows) do not charge a wrong char_span_to_token_span to make_windows, refuse always-equal
+objects and leave an unfinished exercise unfinished; plot_windows draws the windows.
+
+The reference, the solution notebook's cell and every variant against both checks: tests/test_exercises.py (from the
+registry)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from in_process_kernel import InProcessKernel
-from test_06_ner_evaluation import expect_named, expect_sound, message_of, run_quietly
-from test_07_qa_spans import NOTEBOOK_NAMES, define, solutions, variant_function, variants_of
+from test_06_ner_evaluation import expect_named, expect_sound, run_quietly
+from test_07_qa_spans import NOTEBOOK_NAMES, define, solutions, variants_of
 
 from autograde.checks.qa import windows as hidden
 from autograde.expected.qa.spans import answer_span, encode_pair, split_pair
@@ -93,32 +95,7 @@ def test_stored_windows_read_back():
 # ------------------------------------------------------------------------------------------------
 # make_windows as learners write it
 
-MESSAGES = {
-    "the stride taken as the step": message_of(mistakes.WINDOWS, "stride_as_step"),
-    "no overlap: the next piece starts after the previous one": message_of(mistakes.WINDOWS, "no_overlap"),
-    "the last piece dropped (the loop stops before it)": message_of(mistakes.WINDOWS, "last_dropped"),
-    "no [SEP] after the piece": message_of(mistakes.WINDOWS, "no_final_sep"),
-    "no padding": message_of(mistakes.WINDOWS, "no_padding"),
-    "token type ids all 0": message_of(mistakes.WINDOWS, "type_ids_zero"),
-    "the [SEP] after the piece of type 0": message_of(mistakes.WINDOWS, "type_ids_final_sep"),
-    "a cut answer's part marked in the window": message_of(mistakes.WINDOWS, "answer_clipped"),
-    "positions in the piece, not shifted by [CLS] question [SEP]": message_of(mistakes.WINDOWS, "not_shifted"),
-    "positions over the whole context": message_of(mistakes.WINDOWS, "whole_context"),
-    "an absent answer at (-1, -1)": message_of(mistakes.WINDOWS, "absent_minus_one"),
-}
-
-
-@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
-def test_right_versions_pass(check, capsys):
-    for fn in [define("make_windows"), ref.make_windows,
-               *(variant_function(v) for v in variants_of("make_windows", True))]:
-        run_quietly(check, fn, capsys)
-
-
-@pytest.mark.parametrize("variant", variants_of("make_windows", False), ids=lambda v: v.what)
-def test_wrong_versions_fail_naming_the_mistake(variant):
-    for check in CHECKS:
-        expect_named(check, variant_function(variant), MESSAGES[variant.what])
+# (The solution, the reference and the variants against both checks: tests/test_exercises.py)
 
 
 @pytest.mark.parametrize("spans", variants_of("char_span_to_token_span", False), ids=lambda v: v.what)
@@ -198,7 +175,7 @@ def test_the_hidden_check_through_the_wire(tmp_path, capsys):
     assert namespace["char_span_to_token_span"] is learners  # put back after grading
     step = next(v for v in variants_of("make_windows", False) if v.what == "the stride taken as the step")
     exec(step.source, namespace)
-    expect_named(hidden.grade_make_windows, remote.lookup("make_windows"), MESSAGES[step.what])
+    expect_named(hidden.grade_make_windows, remote.lookup("make_windows"), step.message)
 
 
 def test_plot_windows(tokenizer):

@@ -1,12 +1,14 @@
 """Assignment 08, the model side: the reference loss is the NumPy one (value and gradient); the visible checks
-(course_lib.qa_pytorch.model) and the hidden checks (autograde.checks.qa_pytorch.model) pass the reference, the solution
-cells and every right variant, and fail every wrong variant with the message that names its mistake; an unfinished
-exercise stays unfinished, a crash is a failed check, an always-equal result fails.
+(course_lib.qa_pytorch.model) and the hidden checks (autograde.checks.qa_pytorch.model) keep an unfinished exercise
+unfinished, a crash is a failed check, an always-equal result fails.
 
 QAModel wraps keras-hub's BertBackbone on Keras's PyTorch backend, and a process has one backend: this one runs
 TensorFlow (the grader's side, which computes the references), so QAModel runs in a sandboxed kernel started on the
 torch backend, as grading starts it, and its hidden check talks to that kernel through the real Remote. qa_loss is
-plain PyTorch and is checked in this process too."""
+plain PyTorch and is checked in this process too.
+
+The reference, the solution notebook's cell and every variant against both checks: tests/test_exercises.py (from the
+registry)."""
 
 from __future__ import annotations
 
@@ -15,15 +17,13 @@ import numpy as np
 import pytest
 import torch
 from cell_checks import cell_function, failure_messages  # noqa: E402
-from cell_checks import solution_cell as solution_cell_of  # noqa: E402
 
-from autograde import checks  # noqa: E402
 from autograde.checks.qa_pytorch import model as hidden  # noqa: E402
 from autograde.judge import _judge  # noqa: E402
 from autograde.mistakes.qa_pytorch import model as mistakes  # noqa: E402
 from autograde.reference.qa_pytorch import model as ref  # noqa: E402
 from autograde.registry import exercises  # noqa: E402
-from autograde.remote import Remote, part_source  # noqa: E402
+from autograde.remote import Remote  # noqa: E402
 from autograde.sandbox import HIDDEN_BY_DEFAULT, SandboxKernel, declared_env, sandbox_check  # noqa: E402
 from autograde.variants.qa_pytorch import VARIANTS  # noqa: E402
 from course_lib.checking import NotImplementedYet  # noqa: E402
@@ -34,34 +34,9 @@ from course_lib.qa_pytorch import model as visible  # noqa: E402
 from conftest import AlwaysEqual, release_path  # noqa: E402
 
 STEM = "08_qa_pytorch"
-NOTEBOOK_IMPORTS = "import numpy as np\nimport torch\nimport torch.nn.functional as F\n"
-KERNEL_SETUP = ("from course_lib.qa_pytorch.setup import setup\nsetup(verbose=False)\n" + NOTEBOOK_IMPORTS
-                + "from course_lib.qa_pytorch.model import check_qa_model\n")
-NAMED = {
-    "start and end swapped": "start and end are swapped",
-    "the head on pooled_output": "the head reads pooled_output",
-    "a softmax over the positions": "a softmax was applied",
-    "the backbone called without training=": "the backbone's dropout never acts",
-    "training=True at every call": "dropout is on at inference",
-    "the padding mask replaced by ones": "the padding_mask does not reach it",
-    "hidden size hard-coded to 384": "read the size from the backbone",
-    "the backbone frozen": "do not freeze it",
-    "the logits detached": "carry no gradient",
-    "a head without bias": "has no bias",
-    "start and end positions swapped": "pair start_logits with start_positions",
-    "the sum of the two losses": "the sum of the start and the end loss",
-    "softmax before cross_entropy": "a softmax is applied twice",
-    "summed over the batch": "summed over the windows of the batch",
-    "the start loss alone": "the start loss alone",
-    "nll_loss on logits": "nll_loss was given logits",
-    "a Python number returned": "not a tensor",
-    "the start logits detached": "no gradient reaches the logits",
-}
-LOSS_NAMED = {what for what in NAMED if any(v.what == what and v.name == "qa_loss" for v in VARIANTS)}
-
-
-def solution_cell(name: str) -> str:
-    return solution_cell_of(STEM, name)
+QA_MODEL = next(row for row in exercises(STEM) if row.name == "QAModel")
+NOTEBOOK_IMPORTS = QA_MODEL.imports
+KERNEL_SETUP = QA_MODEL.kernel_setup + NOTEBOOK_IMPORTS + "from course_lib.qa_pytorch.model import check_qa_model\n"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -107,34 +82,7 @@ def test_every_loss_mistake_is_told_apart_in_a_visible_case():
         assert len(values) == len({round(v, 5) for v in values}), "two mistakes give the same loss"
 
 
-def test_loss_checks_pass_the_reference_and_the_solution(capsys):
-    assert loss_checks(ref.qa_loss) == ["", ""]
-    assert loss_checks(define(solution_cell("qa_loss"), "qa_loss")) == ["", ""]
-    output = capsys.readouterr()
-    assert output.out.count("\N{CHECK MARK}") == 4 and output.err == ""
-
-
-@pytest.mark.parametrize("seed", [1, 20261123])
-def test_hidden_loss_check_passes_the_reference_at_grading_seeds(seed):
-    checks.use_seed(seed)
-    try:
-        hidden.grade_qa_loss(ref.qa_loss)
-    finally:
-        checks.use_seed(None)
-
-
-LOSS_VARIANTS = [v for v in VARIANTS if v.name == "qa_loss"]
-
-
-@pytest.mark.parametrize("variant", LOSS_VARIANTS, ids=lambda v: f"{'right' if v.correct else 'wrong'}-{v.what}")
-def test_loss_variant_gets_its_verdict_from_both_checks(variant):
-    messages = loss_checks(define(variant.cell(solution_cell("qa_loss")), "qa_loss"))
-    if variant.correct:
-        assert messages == ["", ""]
-        return
-    assert all(messages), f"a check passed {variant.what!r}: {messages}"
-    for message in messages:
-        assert NAMED[variant.what] in message, message
+# (The reference, the solution cell and the variants of qa_loss against both checks: tests/test_exercises.py)
 
 
 def test_unfinished_crashing_and_always_equal_losses():
@@ -202,30 +150,12 @@ def test_the_kernel_runs_keras_on_torch(kernel):
     assert "".join(outcome.stdout).split() == ["torch", "torch"]
 
 
-def test_model_checks_pass_the_reference_and_the_solution(kernel):
-    reference = part_source(ref.QAModel)
-    assert model_checks(kernel, reference) == ["", ""]
-    assert model_checks(kernel, solution_cell("QAModel")) == ["", ""]
+# (The reference, the solution cell and the variants of QAModel against both checks, in a kernel of their own:
+# tests/test_exercises.py)
 
 
-MODEL_VARIANTS = [v for v in VARIANTS if v.name == "QAModel"]
-
-
-@pytest.mark.parametrize("variant", MODEL_VARIANTS, ids=lambda v: f"{'right' if v.correct else 'wrong'}-{v.what}")
-def test_model_variant_gets_its_verdict_from_both_checks(kernel, variant):
-    messages = model_checks(kernel, variant.cell(solution_cell("QAModel")))
-    if variant.correct:
-        assert messages == ["", ""]
-        return
-    assert all(messages), f"a check passed {variant.what!r}: {messages}"
-    for message in messages:
-        assert NAMED[variant.what] in message, message
-
-
-def test_every_wrong_variant_has_its_message():
-    assert {v.what for v in VARIANTS if v.name in ("QAModel", "qa_loss") and not v.correct} == set(NAMED)
+def test_each_model_exercise_has_four_wrong_variants():
     for name in ("QAModel", "qa_loss"):
-        assert sum(v.correct for v in VARIANTS if v.name == name) >= 2
         assert sum(not v.correct for v in VARIANTS if v.name == name) >= 4
 
 
