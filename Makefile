@@ -43,10 +43,15 @@ browser:
 # pytest-xdist: one worker per core; tests that share an expensive fixture (one assignment's grading batch)
 # carry the same xdist_group and run on one worker.
 WORKERS ?= auto
+# nbval validates every solution notebook (one item per code cell, errors only: --nbval-lax) in the same pytest
+# run, in fast mode and offline (tests/conftest.py sets both before any kernel starts, groups one notebook's
+# cells on one worker, then grades its kernel). The notebooks come first: the longest groups start first.
+# Student notebooks are run in the browser tests instead: they fail by design.
+NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=600 $(sort $(wildcard solutions/*/*.ipynb)) tests
 
 test: $(STAMP) sandbox browser
 	$(BIN)/ruff check .
-	COURSE_FAST=1 $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	COURSE_FAST=1 $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup $(NBVAL) $(PYTEST_ARGS)
 
 test-quick: $(STAMP)
 	$(BIN)/ruff check .

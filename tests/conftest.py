@@ -50,15 +50,95 @@ def pytest_make_collect_report(collector):
     _skip_as_failure(outcome.get_result())
 
 
-@pytest.fixture(autouse=True, scope="session")
-def course_environment():
+def set_course_environment() -> None:
     """Fast mode for every notebook the tests run, the course's Python as the kernel, and no network for
-    any process they start (tests/offline/sitecustomize.py)."""
+    any process they start (tests/offline/sitecustomize.py). Idempotent."""
     os.environ["COURSE_FAST"] = "1"
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(OFFLINE_GUARD), os.environ.get("PYTHONPATH")]))
-    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(OFFLINE_GUARD)]
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(OFFLINE_GUARD), *paths])
+    venv_bin = str(Path(sys.executable).parent)
+    os.environ["PATH"] = os.pathsep.join([venv_bin, *(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                                                       if p and p != venv_bin)])
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+def pytest_configure(config):
+    # Here, not only in a fixture: nbval starts a notebook's kernel when its first cell runs, and an nbval item
+    # uses no fixture. The xdist workers, started after this hook, inherit the environment too.
+    set_course_environment()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def course_environment():
+    """The course's environment (set_course_environment) for every test, whatever changed it meanwhile."""
+    set_course_environment()
+
+
+# ----------------------------------------------------------------------------------------------
+# nbval (`make test` passes --nbval-lax and solutions/*/*.ipynb): one item per code cell, all sharing the
+# notebook's kernel, so one notebook's cells run on one pytest-xdist worker, in order.
+
+
+def is_nbval_cell(item) -> bool:
+    return type(item).__name__ == "IPyNbCell" and type(item).__module__.startswith("nbval")
+
+
+def count_runs(cell) -> None:
+    """Record on the notebook's node each cell that ran in its kernel (EveryCellGraded checks them). Here, not in
+    a report hook: this file's hooks that take an item only see items under tests/."""
+    run = cell.runtest
+
+    def runtest():
+        try:
+            run()
+        except pytest.skip.Exception:
+            raise
+        except BaseException:
+            cell.parent.__dict__.setdefault("course_cells_run", []).append(cell.name)
+            raise
+        cell.parent.__dict__.setdefault("course_cells_run", []).append(cell.name)
+
+    cell.runtest = runtest
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the xdist_group marks
+def pytest_collection_modifyitems(session, config, items):
+    """nbval items: solution notebooks only (a student notebook fails by design), each notebook one xdist
+    group, marked `notebooks` (not in `make test-quick`), followed by the grading of its kernel once every cell
+    has run (tests/demo_grading.py), which replaces test_demo_cells.py's own run of every cell."""
+    from demo_grading import EveryCellGraded
+
+    kept, dropped, graded_here, files = [], [], set(), {}
+    for item in items:
+        if is_nbval_cell(item):
+            path = item.path.resolve()
+            if path.parent.parent != REPO / "solutions" or path.stem != path.parent.name:
+                dropped.append(item)
+                continue
+            item.add_marker(pytest.mark.notebooks)
+            item.add_marker(pytest.mark.xdist_group(f"{path.stem}-notebook"))
+            count_runs(item)
+            files.setdefault(item.parent, []).append(item)
+        kept.append(item)
+    for notebook_file, cells in files.items():
+        stem = notebook_file.path.stem
+        grading = EveryCellGraded.from_parent(notebook_file, name="grading after every cell ran", stem=stem,
+                                              cells=len(cells))
+        grading.add_marker(pytest.mark.notebooks)
+        grading.add_marker(pytest.mark.grading)
+        grading.add_marker(pytest.mark.xdist_group(f"{stem}-notebook"))
+        kept.insert(kept.index(cells[-1]) + 1, grading)
+        graded_here.add(stem)
+    # test_demo_cells.py runs every cell of a notebook itself only where nbval does not
+    for item in list(kept):
+        if (item.path.name == "test_demo_cells.py" and hasattr(item, "callspec")
+                and item.callspec.params.get("stem") in graded_here):
+            kept.remove(item)
+            dropped.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = kept
 
 
 def solution_path(stem: str) -> Path:
