@@ -2,7 +2,8 @@
 
 - Each student notebook, opened in `make lab`'s JupyterLab and run with Run > Run All Cells, stops at its first
   exercise's check cell, which says in one sentence that the function is not implemented yet; no cell before
-  it shows an error.
+  it shows an error. The rest then runs in the same kernel, errors allowed: every error is the learner's
+  unfinished work (NotImplementedError, NotImplementedYet). This is the one run of each student notebook.
 - A feedback page from `make grade` typesets its equations with the MathJax copy beside it, with every request
   for anything but a local file refused.
 - `make formgrader` shows the instructor every assignment, and its points.
@@ -16,14 +17,18 @@ import re
 import subprocess
 import sys
 from contextlib import ExitStack
+from pathlib import Path
 
 import nbformat
 import pytest
 from browser import SCREENSHOTS, only_from, screenshot
+from jupyter_client import BlockingKernelClient
+from jupyter_core.paths import jupyter_runtime_dir
 from lab_server import lab_server
 from submissions import answered
 
 from autograde import registry
+from course_lib.selfcheck import UNFINISHED
 
 from conftest import REPO
 
@@ -81,6 +86,32 @@ def kernel_session(lab, path: str, page, timeout: float = 120) -> dict:
     raise AssertionError(f"no idle kernel connected to {path} after {timeout:.0f} s: {lab.get_json('/api/sessions')}")
 
 
+def run_the_rest(session: dict, cells: list[dict], start: int) -> list[tuple[int, str, str]]:
+    """Run the code cells from `start` on in the session's kernel, one at a time, errors allowed (as nbclient's
+    allow_errors does); (cell number, exception name, message) for every error."""
+    kernel_id = session["kernel"]["id"]
+    connection = next(Path(jupyter_runtime_dir()).glob(f"kernel-{kernel_id}*.json"), None)
+    assert connection, f"no connection file of kernel {kernel_id} in {jupyter_runtime_dir()}"
+    client = BlockingKernelClient(connection_file=str(connection))
+    client.load_connection_file()
+    client.start_channels()
+    found = []
+    try:
+        client.wait_for_ready(timeout=60)
+        for index in range(start, len(cells)):
+            cell = cells[index]
+            if cell["cell_type"] != "code":
+                continue
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            reply = client.execute_interactive(source, store_history=True, allow_stdin=False, stop_on_error=False,
+                                               timeout=600, output_hook=lambda message: None)
+            if reply["content"]["status"] == "error":
+                found.append((index + 1, reply["content"]["ename"], reply["content"]["evalue"][:200]))
+    finally:
+        client.stop_channels()
+    return found
+
+
 @pytest.mark.parametrize("stem", STUDENT_NOTEBOOKS)
 def test_run_all_stops_at_the_first_check_saying_not_implemented(chromium, lab, stem):
     path = f"{stem}/{stem}.ipynb"
@@ -136,6 +167,12 @@ def test_run_all_stops_at_the_first_check_saying_not_implemented(chromium, lab, 
         assert red and red[-1] == check + 1, f"{stem}: the check cell's message is not drawn as an error ({shot})"
         assert red == [check + 1], f"{stem}: cells {red[:-1]} show an error or stderr before the first check ({shot})"
         assert not refused, f"{stem}: the Lab asked for things off the server (refused): {refused}"
+
+        # Run All stopped at the check. The rest of the notebook runs in the same kernel, errors allowed: every
+        # error of the whole notebook is the learner's unfinished work (CONTRIBUTING.md), and there is one.
+        found = [(first + 1, error["ename"], error["evalue"][:200]), *run_the_rest(session, cells, check + 1)]
+        other = [e for e in found if e[1] not in UNFINISHED]
+        assert not other, f"{stem} student notebook raised errors other than NotImplementedError: {other}"
     finally:
         if session is not None:
             lab.request(f"/api/sessions/{session['id']}", method="DELETE")  # its kernel stops too
