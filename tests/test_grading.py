@@ -3,8 +3,10 @@
 - Per assignment: the answered notebook gets full marks, the blank one zero, one wrong part costs only its
   own points, and the feedback page shows neither hidden checks nor the grader's files.
 - One batch of bad submissions of assignment 01 through `python -m autograde.grade` (the command `make grade`
-  runs), compared row by row with the outcomes listed in INSTRUCTORS.md.
-- The same batch graded sequentially, with two workers and on a two-worker Dask cluster gives the same CSVs.
+  runs, two workers), compared row by row with the outcomes listed in INSTRUCTORS.md. Assignment 01's answered,
+  blank and one-part-wrong submissions are graded in that batch too (one batch of 01, not two).
+- Five of those submissions graded again sequentially, and on a two-worker Dask cluster from folders in reversed
+  order, give the same CSV rows as in the two-worker batch.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import csv
 import os
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -58,26 +61,35 @@ def first_wrong(stem: str):
     pytest.fail(f"{stem} has no wrong variants: add them to autograde/variants/{registry.topic(stem)}.py")
 
 
-@pytest.fixture(scope="module",
-                params=[pytest.param(stem, marks=pytest.mark.xdist_group(stem)) for stem in ASSIGNMENTS])
-def graded(request, tmp_path_factory):
-    """Answered, blank, and one-part-wrong submissions of one assignment, graded in one batch."""
-    from submissions import answered as answer
+def write_answered_blank_and_one_wrong(stem: str, submissions: Path):
+    """The answered, blank and one-part-wrong submissions of `stem` as folders of `submissions`; the exercise
+    and the wrong variant of the last."""
+    from autograde.normalise import nbgrader_meta
 
-    stem = request.param
-    submissions = tmp_path_factory.mktemp(f"{stem}-submissions")
-    out = tmp_path_factory.mktemp(f"{stem}-grades")
-    for name, notebook in [("answered", answer(stem)), ("blank", nbformat.read(release_path(stem), as_version=4))]:
+    for name, notebook in [("answered", answered(stem)), ("blank", nbformat.read(release_path(stem), as_version=4))]:
         (submissions / name).mkdir()
         nbformat.write(notebook, submissions / name / f"{stem}.ipynb")
     row, variant = first_wrong(stem)
-    wrong = answer(stem)
-    from autograde.normalise import nbgrader_meta
-
+    wrong = answered(stem)
     cell = next(c for c in wrong.cells if nbgrader_meta(c).get("grade_id") == row.name)
     cell.source = variant.cell(cell.source)
     (submissions / "one_wrong").mkdir()
     nbformat.write(wrong, submissions / "one_wrong" / f"{stem}.ipynb")
+    return row, variant
+
+
+# 01's submissions are graded in the bad batch (below), so its tests run where that batch is
+@pytest.fixture(scope="module", params=[pytest.param(stem, marks=pytest.mark.xdist_group(
+    "bad-batch" if stem == STEM else stem)) for stem in ASSIGNMENTS])
+def graded(request, tmp_path_factory):
+    """Answered, blank, and one-part-wrong submissions of one assignment, graded in one batch."""
+    stem = request.param
+    if stem == STEM:
+        batch = request.getfixturevalue("bad_batch")
+        return stem, batch.out, batch.wrong_row, batch.variant
+    submissions = tmp_path_factory.mktemp(f"{stem}-submissions")
+    out = tmp_path_factory.mktemp(f"{stem}-grades")
+    row, variant = write_answered_blank_and_one_wrong(stem, submissions)
     grade_batch(stem, submissions, out, workers=1, seed=SEED, limits=Limits(**{**FAST_LIMITS, "cell_timeout": 120}),
                 log=lambda line: None)
     return stem, out, row, variant
@@ -139,8 +151,16 @@ def test_feedback_page_works_offline_and_names_exercises(graded):
 # Bad submissions, through the command `make grade` runs
 
 
+@dataclass
+class BadBatch:
+    out: Path  # grades.csv, grades_by_cell.csv, feedback/
+    folders: dict[str, str]  # the guide's row name -> the student folder that holds it
+    wrong_row: registry.Exercise  # of the one_wrong submission
+    variant: object
+
+
 @pytest.fixture(scope="module")
-def bad_batch(tmp_path_factory):
+def bad_batch(tmp_path_factory) -> BadBatch:
     submissions = tmp_path_factory.mktemp("bad-submissions")
     out = tmp_path_factory.mktemp("bad-grades")
     folders = {}
@@ -148,18 +168,19 @@ def bad_batch(tmp_path_factory):
         folder = submissions / f"s{index:02d}"
         write_submission(name, folder)
         folders[name] = folder.name
+    wrong_row, variant = write_answered_blank_and_one_wrong(STEM, submissions)
     escape = Path("/tmp/course-grading-escape.txt")
     escape.unlink(missing_ok=True)
     code = grade_main(["--assignment", STEM, "--submissions", str(submissions), "--out", str(out), "--workers", "2",
                        "--seed", str(SEED), "--cell-timeout", "30", "--call-timeout", "20", "--student-timeout",
                        "240", "--memory", "6"])
     assert code == 0
-    return out, folders
+    return BadBatch(out, folders, wrong_row, variant)
 
 
 @pytest.mark.xdist_group("bad-batch")
 def test_bad_submissions_match_the_instructors_guide(bad_batch):
-    out, folders = bad_batch
+    out, folders = bad_batch.out, bad_batch.folders
     table = outcome_table(REPO / "INSTRUCTORS.md")
     assert sorted(table) == sorted(folders), "INSTRUCTORS.md's table and tests/submissions.py list different cases"
     rows = by_student(out)
@@ -176,7 +197,7 @@ def test_bad_submissions_match_the_instructors_guide(bad_batch):
 
 @pytest.mark.xdist_group("bad-batch")
 def test_nothing_escapes_the_sandbox(bad_batch):
-    out, folders = bad_batch
+    out = bad_batch.out
     assert not Path("/tmp/course-grading-escape.txt").exists(), "a kernel wrote outside its folder"
     assert not (Path(np.__file__).parent / "escape.txt").exists(), "a kernel wrote into site-packages"
     assert "x,01_positional_encoding" not in (out / "grades.csv").read_text()
@@ -189,43 +210,45 @@ def test_nothing_escapes_the_sandbox(bad_batch):
 # The same results whatever the order, the worker count or the engine
 
 
-@pytest.fixture(scope="module")
-def small_batch(tmp_path_factory):
-    submissions = tmp_path_factory.mktemp("small-batch")
-    for index, name in enumerate(["correct", "endless get_angles", "test cell duplicated", "numpy monkeypatched",
-                                  "not JSON"]):
-        write_submission(name, submissions / f"student{index}")
-    return submissions
+ENGINE_CASES = ["correct", "endless get_angles", "test cell duplicated", "numpy monkeypatched", "not JSON"]
 
 
-def grades(out: Path) -> tuple[str, str]:
-    return (out / "grades.csv").read_text(), (out / "grades_by_cell.csv").read_text()
+def csv_rows(out: Path, name: str, students: set[str] | None = None) -> list[list[str]]:
+    """A CSV of `out` as rows (the header first), only the rows of `students` if given."""
+    with open(out / name, newline="") as handle:
+        table = list(csv.reader(handle))
+    return table[:1] + [row for row in table[1:] if students is None or row[0] in students]
 
 
-@pytest.mark.xdist_group("engines")
-def test_same_csv_sequential_parallel_and_dask(small_batch, tmp_path):
+def grades(out: Path, students: set[str] | None = None) -> tuple[list, list]:
+    return csv_rows(out, "grades.csv", students), csv_rows(out, "grades_by_cell.csv", students)
+
+
+@pytest.mark.xdist_group("bad-batch")
+def test_same_csv_sequential_parallel_and_dask(bad_batch, tmp_path):
+    """One small batch through each path: sequentially here, with two workers in the bad batch (which holds these
+    submissions, in the same folders, among others), and on Dask from folders in reversed order."""
     from distributed import LocalCluster
 
+    small = tmp_path / "small"
+    for name in ENGINE_CASES:
+        write_submission(name, small / bad_batch.folders[name])
+    students = {bad_batch.folders[name] for name in ENGINE_CASES}
     limits = Limits(**FAST_LIMITS)
-    sequential = grade_batch(STEM, small_batch, tmp_path / "one", workers=1, seed=SEED, limits=limits,
+    sequential = grade_batch(STEM, small, tmp_path / "one", workers=1, seed=SEED, limits=limits,
                              feedback=False, log=lambda line: None)
     assert len(sequential) == 5
-    grade_batch(STEM, small_batch, tmp_path / "two", workers=2, seed=SEED, limits=limits, feedback=False,
-                log=lambda line: None)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as cluster:
-        grade_batch(STEM, small_batch, tmp_path / "dask", scheduler=cluster.scheduler_address, seed=SEED,
-                    limits=limits, feedback=False, log=lambda line: None)
-    assert grades(tmp_path / "two") == grades(tmp_path / "one"), "2 workers changed the results"
-    assert grades(tmp_path / "dask") == grades(tmp_path / "one"), "Dask changed the results"
+    assert grades(bad_batch.out, students) == grades(tmp_path / "one"), "2 workers changed the results"
     # A reversed folder order (students finishing in another order) changes nothing either.
     reordered = tmp_path / "reordered"
-    for index, folder in enumerate(sorted(small_batch.iterdir(), reverse=True)):
+    for index, folder in enumerate(sorted(small.iterdir(), reverse=True)):
         shutil.copytree(folder, reordered / folder.name)
         os.utime(reordered / folder.name, (index, index))
-    grade_batch(STEM, reordered, tmp_path / "again", workers=2, seed=SEED, limits=limits, feedback=False,
-                log=lambda line: None)
-    assert grades(tmp_path / "again") == grades(tmp_path / "one")
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as cluster:
+        grade_batch(STEM, reordered, tmp_path / "dask", scheduler=cluster.scheduler_address, seed=SEED,
+                    limits=limits, feedback=False, log=lambda line: None)
+    assert grades(tmp_path / "dask") == grades(tmp_path / "one"), "Dask (folders in reversed order) changed the results"
 
 
 def test_grading_refuses_without_sandbox(monkeypatch, tmp_path, capsys):
