@@ -80,6 +80,15 @@ def course_environment():
 # notebook's kernel, so one notebook's cells run on one pytest-xdist worker, in order.
 
 
+# 08 reads the model that 07 saves beside its notebook (../07_qa/qa_model): one worker runs both, 07 first, so
+# that 08 never reads a half-written model.
+NOTEBOOK_GROUPS = {"08_qa_pytorch": "07_qa"}
+
+
+def notebook_group(stem: str) -> str:
+    return f"{NOTEBOOK_GROUPS.get(stem, stem)}-notebook"
+
+
 def is_nbval_cell(item) -> bool:
     return type(item).__name__ == "IPyNbCell" and type(item).__module__.startswith("nbval")
 
@@ -117,7 +126,7 @@ def pytest_collection_modifyitems(session, config, items):
                 dropped.append(item)
                 continue
             item.add_marker(pytest.mark.notebooks)
-            item.add_marker(pytest.mark.xdist_group(f"{path.stem}-notebook"))
+            item.add_marker(pytest.mark.xdist_group(notebook_group(path.stem)))
             count_runs(item)
             files.setdefault(item.parent, []).append(item)
         kept.append(item)
@@ -127,7 +136,7 @@ def pytest_collection_modifyitems(session, config, items):
                                               cells=len(cells))
         grading.add_marker(pytest.mark.notebooks)
         grading.add_marker(pytest.mark.grading)
-        grading.add_marker(pytest.mark.xdist_group(f"{stem}-notebook"))
+        grading.add_marker(pytest.mark.xdist_group(notebook_group(stem)))
         kept.insert(kept.index(cells[-1]) + 1, grading)
         graded_here.add(stem)
     # test_demo_cells.py runs every cell of a notebook itself only where nbval does not
