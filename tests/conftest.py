@@ -147,7 +147,11 @@ def pytest_collection_modifyitems(session, config, items):
             dropped.append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-    items[:] = kept
+    # Slow tests first (a stable sort: the order within each kind is kept, nbval's cells too). pytest-xdist hands
+    # out its groups largest first, then single tests in this order: a slow one left to the end would keep one
+    # worker busy while the other has nothing left to do.
+    items[:] = sorted(kept, key=lambda item: 0 if item.get_closest_marker("notebooks")
+                      or item.get_closest_marker("grading") else 1)
 
 
 def solution_path(stem: str) -> Path:
