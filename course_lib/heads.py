@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from course_lib.checking import CheckFailed, quiet
+from course_lib.checking import CheckFailed, plain_message, quiet
 
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")  # a BertBackbone's inputs
 # A tiny BERT for the checks: the real one would take seconds per call. No dropout inside the encoder, so that
@@ -25,6 +25,24 @@ TINY_BACKBONE = {"vocabulary_size": 50, "num_layers": 2, "num_heads": 2, "hidden
                  "max_sequence_length": 32, "num_segments": 2}
 HEAD_DROPOUT = 0.5  # the rate the checks ask for: half the vector dropped in training, never at inference
 TOL = {"atol": 1e-4, "rtol": 1e-4}
+
+def call_built_model(model, inputs: Mapping, training: bool, builder: str):
+    """What the model that `builder` returned gives on one batch (the dict a BertBackbone takes); a crash is a
+    CheckFailed naming the batch's shape and where the model's inputs should come from."""
+    import keras
+
+    tensors = {name: keras.ops.convert_to_tensor(np.asarray(value, np.int32)) for name, value in inputs.items()}
+    try:
+        with quiet():
+            return model(tensors, training=training)
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        raise CheckFailed(
+            f"calling the model that {builder} returned on a batch of shape {tuple(np.shape(inputs['token_ids']))} "
+            f"(the dict of token_ids, segment_ids and padding_mask) raised {type(error).__name__}: "
+            f"{plain_message(error)}. Build the model on backbone.input, the backbone's own dict of inputs") from error
+
 
 # ----------------------------------------------------------------------------------------------
 # A tiny backbone with chosen weights, and inputs for it

@@ -16,12 +16,13 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from course_lib.checking import CheckFailed, call_learner, expect_close, passed, plain_message, quiet, to_array
+from course_lib.checking import CheckFailed, call_learner, expect_close, passed, quiet, to_array
 from course_lib.expected import load as load_expected
 from course_lib.heads import (
     HEAD_DROPOUT,
     TINY_BACKBONE,
     TOL,
+    call_built_model,
     classifier_batches,
     expect_deterministic,
     expect_trained_encoder_and_dropout,
@@ -47,20 +48,7 @@ def _describe(layer) -> dict:
 
 
 def _call_model(model, inputs: Mapping, training: bool) -> np.ndarray:
-    import keras
-
-    tensors = {name: keras.ops.convert_to_tensor(np.asarray(value, np.int32)) for name, value in inputs.items()}
-    shape = tuple(np.shape(inputs["token_ids"]))
-    try:
-        with quiet():
-            output = model(tensors, training=training)
-    except NotImplementedError:
-        raise
-    except Exception as error:
-        raise CheckFailed(
-            f"calling the model that build_token_classifier returned on a batch of shape {shape} (the dict of "
-            f"token_ids, segment_ids and padding_mask) raised {type(error).__name__}: {plain_message(error)}. Build "
-            "the model on backbone.input, the backbone's own dict of inputs") from error
+    output = call_built_model(model, inputs, training, "build_token_classifier")
     if isinstance(output, Mapping):
         raise CheckFailed(
             f"the model returns a dict (keys {sorted(output)}), not logits: take backbone(inputs)[\"sequence_output\"] "

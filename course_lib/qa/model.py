@@ -15,11 +15,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from course_lib.checking import CheckFailed, call_learner, expect_close, passed, plain_message, quiet, to_array
+from course_lib.checking import CheckFailed, call_learner, expect_close, passed, quiet, to_array
 from course_lib.expected import load as load_expected
 from course_lib.heads import (
     HEAD_DROPOUT,
     TINY_BACKBONE,
+    call_built_model,
     classifier_batches,
     expect_deterministic,
     expect_trained_encoder_and_dropout,
@@ -46,19 +47,7 @@ def _layer_facts(layer) -> dict:
 
 def _outputs(model, inputs: Mapping, training: bool) -> tuple[str, list[np.ndarray]]:
     """(how the model returned its outputs: "list", "tuple" or "tensor"; the outputs as arrays)."""
-    import keras
-
-    tensors = {name: keras.ops.convert_to_tensor(np.asarray(value, np.int32)) for name, value in inputs.items()}
-    try:
-        with quiet():
-            output = model(tensors, training=training)
-    except NotImplementedError:
-        raise
-    except Exception as error:
-        raise CheckFailed(
-            f"calling the model that build_qa_model returned on a batch of shape {np.shape(inputs['token_ids'])} "
-            f"(the dict of token_ids, segment_ids and padding_mask) raised {type(error).__name__}: "
-            f"{plain_message(error)}. Build the model on backbone.input, the backbone's own dict of inputs") from error
+    output = call_built_model(model, inputs, training, "build_qa_model")
     if isinstance(output, Mapping):
         raise CheckFailed(f"the model returns a dict (keys {sorted(output)}); it should return {OUTPUTS}: "
                           "keras.Model(inputs, [start_logits, end_logits])")
