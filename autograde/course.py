@@ -38,7 +38,8 @@ def apply(c, root: Path, *, cell_timeout: int = 300) -> None:
     # The gradebook is generated state: keep it out of the tracked tree.
     (root / ".nbgrader").mkdir(exist_ok=True)
     c.CourseDirectory.db_url = f"sqlite:///{root / '.nbgrader' / 'gradebook.db'}"
-    c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", ".nbgrader"]
+    # qa_model: the reader that running notebook 07 saves beside it for 08; a release never ships it.
+    c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", ".nbgrader", "qa_model"]
 
     c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
     c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
