@@ -9,7 +9,7 @@ help:
 	@echo "make lab      install if needed, copy new notebooks into my-work/ (your own copy), open JupyterLab on it"
 	@echo "make submit STUDENT=id  check your notebooks in my-work/ and pack them into submissions/<id>.zip to hand in"
 	@echo "make test     install if needed, then run the whole test suite on every core (what CI runs)"
-	@echo "make test-quick  unit tests of course_lib and autograde only (no notebook runs, no grading)"
+	@echo "make test-quick  the quick unit tests (no notebook runs, no grading, none marked thorough), under 2 minutes"
 	@echo "make release  regenerate notebooks/ from solutions/ (instructors)"
 	@echo "make student-kit [OUT=dist/student-kit] [GIVE=01,02]  what students get instead of the repository: OUT/ and"
 	@echo "              OUT.zip, without answers; GIVE hands out the course_lib.layers blocks of assignments that are due"
@@ -55,7 +55,7 @@ test: $(STAMP) sandbox browser
 
 test-quick: $(STAMP)
 	$(BIN)/ruff check .
-	COURSE_FAST=1 $(BIN)/python -m pytest -n $(WORKERS) -m "not notebooks and not grading" $(PYTEST_ARGS)
+	COURSE_FAST=1 $(BIN)/python -m pytest -n $(WORKERS) -m "not notebooks and not grading and not thorough" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

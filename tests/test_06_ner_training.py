@@ -290,6 +290,7 @@ TAGS = {"Lagos": "B-LOC", "Amara": "B-PER", "Okafor": "I-PER", "Zenith": "B-ORG"
         "Reuters": "B-ORG", "Berlin": "B-LOC", "Paris": "B-LOC"}
 
 
+@pytest.mark.thorough
 def test_minilm_loss_falls_on_a_repeated_batch(tokenizer):
     rng = np.random.default_rng(0)
     sentences = []

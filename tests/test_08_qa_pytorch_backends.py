@@ -39,6 +39,7 @@ def course_windows():
     return encode_examples(tokenizer, examples, make_windows, max_length=256, stride=64)
 
 
+@pytest.mark.thorough
 def test_tensorflow_and_pytorch_give_the_same_logits(tmp_path, course_windows):
     folder = tmp_path / "qa_model"
     run_in_backend("tensorflow", "course_lib.qa_pytorch.backends:make_tensorflow_weights", folder=str(folder), seed=3)
@@ -77,6 +78,7 @@ def test_load_bert_on_torch_lists_the_backbone_weights():
     assert found["parameters"] == found["weights"] > 22_000_000
 
 
+@pytest.mark.thorough
 def test_setup_refuses_keras_on_another_backend():
     code = ("import keras\nfrom course_lib.qa_pytorch.setup import WrongBackend, setup\n"
             "try:\n    setup()\nexcept WrongBackend as error:\n    print('refused:', error)\n")

@@ -102,6 +102,7 @@ def test_reference_passes_both_checks(row, capsys):
     expect_quiet_passes(capsys.readouterr(), messages)
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("seed", GRADING_SEEDS)
 @pytest.mark.parametrize("row", IN_PROCESS, ids=row_id)
 def test_hidden_check_passes_the_reference_at_grading_seeds(row, seed):
@@ -120,6 +121,7 @@ def test_solution_cell_passes_both_checks(row, capsys):
     expect_quiet_passes(capsys.readouterr(), messages)
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("row,variant", variant_params(IN_PROCESS))
 def test_variant_gets_its_verdict(row, variant, capsys):
     fn = notebook_function(row, variant.cell(solution_cell(row.stem, row.name)))
@@ -141,7 +143,9 @@ def test_every_wrong_variant_has_its_message(stem):
 
 # ------------------------------------------------------------------------------------------------
 # In a kernel of their own (another Keras backend): defined there, the visible check run there, the hidden check
-# through the real Remote, as grading runs it
+# through the real Remote, as grading runs it. One worker starts the kernel once for all of them.
+
+IN_A_KERNEL = [pytest.mark.grading, pytest.mark.xdist_group("exercises-in-a-kernel")]
 
 
 @pytest.fixture(scope="module")
@@ -198,7 +202,8 @@ def reference_source(row) -> str:
     return part_source(registry.resolve(row.checked))
 
 
-@pytest.mark.parametrize("kernel", IN_KERNEL, ids=row_id, indirect=True)
+@pytest.mark.parametrize("kernel", [pytest.param(row, id=row_id(row), marks=IN_A_KERNEL) for row in IN_KERNEL],
+                         indirect=True)
 def test_reference_and_solution_pass_both_checks_in_their_kernel(kernel):
     row = kernel[0]
     assert kernel_checks(kernel, reference_source(row)) == ["", ""]
@@ -206,12 +211,14 @@ def test_reference_and_solution_pass_both_checks_in_their_kernel(kernel):
 
 
 @pytest.mark.parametrize("seed", GRADING_SEEDS)
-@pytest.mark.parametrize("kernel", IN_KERNEL, ids=row_id, indirect=True)
+@pytest.mark.parametrize("kernel", [pytest.param(row, id=row_id(row), marks=IN_A_KERNEL) for row in IN_KERNEL],
+                         indirect=True)
 def test_hidden_check_passes_the_reference_at_grading_seeds_in_their_kernel(kernel, seed):
     assert kernel_checks(kernel, reference_source(kernel[0]), seed)[1] == ""
 
 
-@pytest.mark.parametrize("kernel,variant", variant_params(IN_KERNEL), indirect=["kernel"])
+@pytest.mark.parametrize("kernel,variant", [pytest.param(*p.values, id=p.id, marks=IN_A_KERNEL)
+                                            for p in variant_params(IN_KERNEL)], indirect=["kernel"])
 def test_variant_gets_its_verdict_in_their_kernel(kernel, variant):
     row = kernel[0]
     expect_verdict(variant, kernel_checks(kernel, variant.cell(solution_cell(row.stem, row.name))))

@@ -100,6 +100,7 @@ def test_every_assignment_has_generated_expected_values():
     assert expected.generator_stems() == list_assignments(), "add autograde/expected/<topic>.py for each assignment"
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("stem", expected.generator_stems())
 def test_expected_values_are_what_the_references_generate(stem):
     problems = expected.check(stem)
@@ -112,6 +113,7 @@ OTHER_MACHINE = {"TF_ENABLE_ONEDNN_OPTS": "0", "TF_NUM_INTRAOP_THREADS": "1", "T
                  "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
+@pytest.mark.thorough
 def test_expected_values_hold_under_other_thread_counts_and_onednn_settings():
     """The committed values are what the references give on another machine too, not only on the one that wrote
     them: floating-point noise stays inside the drift test's tolerance."""
