@@ -125,6 +125,7 @@ def notebook_class(name: str, **parts):
     return namespace[name]
 
 
+@pytest.mark.thorough
 def test_encoder_keeps_its_points_when_only_encoder_layer_is_wrong(capsys):
     Encoder = notebook_class("Encoder", EncoderLayer=NoResidualEncoderLayer)  # noqa: N806
     assert Encoder.__init__.__globals__["EncoderLayer"] is NoResidualEncoderLayer
@@ -168,6 +169,7 @@ def test_decoder_mistakes_are_named(check, layer, message):
         check(layer)
 
 
+@pytest.mark.thorough
 def test_decoder_keeps_its_points_when_only_decoder_layer_is_wrong(capsys):
     Decoder = notebook_class("Decoder", DecoderLayer=CrossQueryIsXDecoderLayer)  # noqa: N806
     assert Decoder.__init__.__globals__["DecoderLayer"] is CrossQueryIsXDecoderLayer
@@ -217,6 +219,7 @@ def test_transformer_mistakes_are_named(check, layer, message):
         check(layer)
 
 
+@pytest.mark.thorough
 def test_transformer_keeps_its_points_when_encoder_and_decoder_are_wrong():
     Transformer = notebook_class("Transformer", Encoder=UnscaledEncoder, Decoder=SwappedMasksDecoder)  # noqa: N806
     assert Transformer.__init__.__globals__["Encoder"] is UnscaledEncoder
@@ -292,6 +295,7 @@ class EncoderNeverTrainingTransformer(Transformer):
     (hidden.grade_decoder, NoDropoutDecoder, "the Decoder's own dropout never acts in training"),
     (hidden.grade_transformer, EncoderNeverTrainingTransformer, "the encoder never runs in training mode"),
 ], ids=lambda value: getattr(value, "__name__", "message"))
+@pytest.mark.thorough
 def test_training_mode_mistakes_are_named(check, layer, message):
     with pytest.raises(CheckFailed, match=message):
         check(in_a_notebook(layer))

@@ -83,6 +83,7 @@ def test_generated_fingerprints_are_the_checkpoints(bert):
         assert keras_weights.same_fingerprint(keras_weights.fingerprint(backbone[source]), prints[label]), label
 
 
+@pytest.mark.thorough
 def test_correct_loaders_pass_visible_and_hidden_checks(bert, capsys):
     visible.check_load_bert_weights(load_bert_weights, bert.backbone)
     visible.check_load_bert_weights(load_by_assign)

@@ -63,6 +63,7 @@ def test_a_failing_child_says_why(tmp_path):
                                "padding_mask": np.ones((1, 4))}, folder=str(tmp_path / "nothing"))
 
 
+@pytest.mark.thorough
 def test_load_bert_on_torch_lists_the_backbone_weights():
     code = ("from course_lib.qa_pytorch.setup import setup\nsetup(verbose=False)\n"
             "import json, keras\nfrom course_lib.pretrained import load_bert\n"

@@ -113,6 +113,7 @@ def test_hidden_check_passes_the_reference_at_grading_seeds(row, seed):
         checks.use_seed(None)
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("row", IN_PROCESS, ids=row_id)
 def test_solution_cell_passes_both_checks(row, capsys):
     fn = notebook_function(row, solution_cell(row.stem, row.name))

@@ -83,6 +83,7 @@ def git_ignored(names: list[str]) -> set[str]:
     return {line.removeprefix("notebooks/") for line in found.stdout.splitlines()}
 
 
+@pytest.mark.thorough
 def test_student_notebooks_are_exactly_what_nbgrader_generates(tmp_path):
     release(tmp_path)
     generated = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())

@@ -292,6 +292,7 @@ def test_the_stubs_import_and_say_where_the_block_comes_from(kit):
 # The command
 
 
+@pytest.mark.thorough
 def test_the_command_builds_and_refuses_what_it_should_not_do(tmp_path, capsys):
     out = tmp_path / "kit"
     assert student_kit.main(["--out", str(out), "--give", "1, 02"]) == 0
