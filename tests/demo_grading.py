@@ -4,7 +4,9 @@ ran. Both must give full marks with the same score in every cell (tests/test_dem
 test_demo_cells.py grades both ways through the judge, which runs the notebook twice. Under `make test` nbval
 has already run every cell of each solution notebook in a kernel of its own: conftest.py puts an EveryCellGraded
 item after a notebook's last nbval cell, and it runs the hidden checks against that kernel instead of running
-the notebook a second time (conftest.py then leaves out test_demo_cells.py's test of that notebook).
+the notebook a second time (conftest.py then leaves out test_demo_cells.py's test of that notebook). Its other
+side is the answered submission of tests/graded_batches.py (the release with the solution typed in, graded with
+its demo cells skipped), which tests/test_grading.py checks too: graded once, in the notebook's xdist group.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from graded_batches import SEED as BATCH_SEED
+from graded_batches import graded_batch
 
 from autograde import checks, judge, registry
 from autograde.normalise import DEMO_TAG, SKIP_KEY, is_demo, nbgrader_meta
@@ -132,11 +136,11 @@ KERNEL_ENVIRONMENT = ("import os, sys\n"
                       "'__file__', None))")
 
 
-def grade_kernel(stem: str, kernel: KernelOf) -> list[judge.CellResult]:
-    """The hidden checks of `stem`, with SEED, against the notebook already run in `kernel`."""
+def grade_kernel(stem: str, kernel: KernelOf, seed: int) -> list[judge.CellResult]:
+    """The hidden checks of `stem`, with `seed`, against the notebook already run in `kernel`."""
     remote = Remote(kernel, timeout=CALL_TIMEOUT)
     remote.install()
-    checks.use_seed(SEED)
+    checks.use_seed(seed)
     try:
         return [judge._judge(row, remote)[0] for row in registry.exercises(stem)]
     finally:
@@ -148,8 +152,8 @@ def code_cells(stem: str) -> int:
 
 
 class EveryCellGraded(pytest.Item):
-    """After nbval ran every cell of solutions/<stem>/<stem>.ipynb: grade its kernel, and the notebook with its
-    demo cells skipped through the judge; the grades must be the same (test_demo_cells.py's test)."""
+    """After nbval ran every cell of solutions/<stem>/<stem>.ipynb: grade its kernel; the grades must be those of
+    the answered submission, its demo cells skipped (test_demo_cells.py's test)."""
 
     def __init__(self, *, stem: str, cells: int, **kwargs):
         super().__init__(**kwargs)
@@ -174,13 +178,13 @@ class EveryCellGraded(pytest.Item):
             assert environment.status == "ok" and said == f"1 | {OFFLINE_GUARD / 'sitecustomize.py'}", (
                 f"{stem}: nbval's kernel runs with COURSE_FAST | sitecustomize = {said!r} {environment}")
             started = time.monotonic()
-            every_cell = grade_kernel(stem, kernel)
+            every_cell = grade_kernel(stem, kernel, BATCH_SEED)
             kernel_seconds = time.monotonic() - started
-            with pytest.MonkeyPatch.context() as monkeypatch:
-                skipped = grade(stem, nbformat.read(solution_path(stem), as_version=4), Path(tmp) / "skipped",
-                                monkeypatch)
-        print(f"{stem}: {len(demos)} demo cells; graded in {skipped.describe()} with them skipped, nbval's kernel "
-              f"(every cell run) graded in {kernel_seconds:.1f} s")
+        batch = graded_batch(stem)
+        answered = batch.results["answered"]
+        skipped = Graded(answered, answered.seconds, batch.notebook_seconds["answered"])
+        print(f"{stem}: {len(demos)} demo cells; the answered submission graded in {skipped.describe()} with them "
+              f"skipped, nbval's kernel (every cell run) graded in {kernel_seconds:.1f} s")
         expect_same_grades(stem, skipped, every_cell, demos)
 
     def reportinfo(self):

@@ -1,13 +1,12 @@
 """End to end: `make grade`'s batch grader on real submissions, as students (careless or dishonest) make them.
 
 - Per assignment: the answered notebook gets full marks, the blank one zero, one wrong part costs only its
-  own points, and the feedback page shows neither hidden checks nor the grader's files.
+  own points, and the feedback page shows neither hidden checks nor the grader's files (one batch per assignment,
+  tests/graded_batches.py).
 - One batch of bad submissions of assignment 01 through `python -m autograde.grade` (the command `make grade`
-  runs, two workers), compared row by row with the outcomes listed in INSTRUCTORS.md. Assignment 01's answered,
-  blank and one-part-wrong submissions are graded in that batch too (one batch of 01, not two).
+  runs, two workers), compared row by row with the outcomes listed in INSTRUCTORS.md.
 - Five of those submissions graded again sequentially, and on a two-worker Dask cluster from folders in reversed
-  order, give the same CSV rows as in the two-worker batch.
-"""
+  order, give the same CSV rows as in the two-worker batch."""
 
 from __future__ import annotations
 
@@ -18,24 +17,22 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
 import numpy as np
 import psutil
 import pytest
+from graded_batches import SEED, graded_batch
 from submissions import STEM, answered, names, outcome_table, write_submission
 
 from autograde import registry
 from autograde.grade import grade_batch
 from autograde.grade import main as grade_main
 from autograde.judge import Limits
-from autograde.variants import variants
 
-from conftest import ASSIGNMENTS, REPO, release_path
+from conftest import ASSIGNMENTS, REPO, notebook_group
 
 pytestmark = pytest.mark.grading
-
-SEED = 20261123
-FAST_LIMITS = dict(cell_timeout=30, call_timeout=20, student_timeout=240, memory=6 * 2**30, threads=1)
+# The bad batch's limits: short, since three of its submissions hang until a limit stops them.
+BAD_LIMITS = dict(cell_timeout=20, call_timeout=10, student_timeout=240, memory=6 * 2**30, threads=1)
 
 
 def read_rows(out: Path, name: str) -> list[dict[str, str]]:
@@ -52,47 +49,13 @@ def by_student(out: Path) -> dict[str, dict[str, str]]:
     return {row["student"]: row for row in read_rows(out, "grades.csv")}
 
 
-def first_wrong(stem: str):
-    """The first wrong variant of the assignment's first exercise that has one."""
-    for row in registry.exercises(stem):
-        found = [v for v in variants(stem) if v.name == row.name and not v.correct]
-        if found:
-            return row, found[0]
-    pytest.fail(f"{stem} has no wrong variants: add them to autograde/variants/{registry.topic(stem)}.py")
-
-
-def write_answered_blank_and_one_wrong(stem: str, submissions: Path):
-    """The answered, blank and one-part-wrong submissions of `stem` as folders of `submissions`; the exercise
-    and the wrong variant of the last."""
-    from autograde.normalise import nbgrader_meta
-
-    for name, notebook in [("answered", answered(stem)), ("blank", nbformat.read(release_path(stem), as_version=4))]:
-        (submissions / name).mkdir()
-        nbformat.write(notebook, submissions / name / f"{stem}.ipynb")
-    row, variant = first_wrong(stem)
-    wrong = answered(stem)
-    cell = next(c for c in wrong.cells if nbgrader_meta(c).get("grade_id") == row.name)
-    cell.source = variant.cell(cell.source)
-    (submissions / "one_wrong").mkdir()
-    nbformat.write(wrong, submissions / "one_wrong" / f"{stem}.ipynb")
-    return row, variant
-
-
-# 01's submissions are graded in the bad batch (below), so its tests run where that batch is
-@pytest.fixture(scope="module", params=[pytest.param(stem, marks=pytest.mark.xdist_group(
-    "bad-batch" if stem == STEM else stem)) for stem in ASSIGNMENTS])
-def graded(request, tmp_path_factory):
-    """Answered, blank, and one-part-wrong submissions of one assignment, graded in one batch."""
-    stem = request.param
-    if stem == STEM:
-        batch = request.getfixturevalue("bad_batch")
-        return stem, batch.out, batch.wrong_row, batch.variant
-    submissions = tmp_path_factory.mktemp(f"{stem}-submissions")
-    out = tmp_path_factory.mktemp(f"{stem}-grades")
-    row, variant = write_answered_blank_and_one_wrong(stem, submissions)
-    grade_batch(stem, submissions, out, workers=1, seed=SEED, limits=Limits(**{**FAST_LIMITS, "cell_timeout": 120}),
-                log=lambda line: None)
-    return stem, out, row, variant
+@pytest.fixture(scope="module", params=[pytest.param(stem, marks=pytest.mark.xdist_group(notebook_group(stem)))
+                                        for stem in ASSIGNMENTS])
+def graded(request):
+    """Answered, blank, and one-part-wrong submissions of one assignment, graded in one batch (tests/graded_batches.py:
+    in the notebook's xdist group, where tests/demo_grading.py compares the same batch with nbval's kernel)."""
+    batch = graded_batch(request.param)
+    return batch.stem, batch.out, batch.wrong_row, batch.variant
 
 
 def test_answered_notebook_gets_full_marks(graded):
@@ -155,8 +118,6 @@ def test_feedback_page_works_offline_and_names_exercises(graded):
 class BadBatch:
     out: Path  # grades.csv, grades_by_cell.csv, feedback/
     folders: dict[str, str]  # the guide's row name -> the student folder that holds it
-    wrong_row: registry.Exercise  # of the one_wrong submission
-    variant: object
 
 
 @pytest.fixture(scope="module")
@@ -168,14 +129,14 @@ def bad_batch(tmp_path_factory) -> BadBatch:
         folder = submissions / f"s{index:02d}"
         write_submission(name, folder)
         folders[name] = folder.name
-    wrong_row, variant = write_answered_blank_and_one_wrong(STEM, submissions)
     escape = Path("/tmp/course-grading-escape.txt")
     escape.unlink(missing_ok=True)
     code = grade_main(["--assignment", STEM, "--submissions", str(submissions), "--out", str(out), "--workers", "2",
-                       "--seed", str(SEED), "--cell-timeout", "30", "--call-timeout", "20", "--student-timeout",
-                       "240", "--memory", "6"])
+                       "--seed", str(SEED), "--cell-timeout", str(BAD_LIMITS["cell_timeout"]), "--call-timeout",
+                       str(BAD_LIMITS["call_timeout"]), "--student-timeout", str(BAD_LIMITS["student_timeout"]),
+                       "--memory", str(BAD_LIMITS["memory"] // 2**30)])
     assert code == 0
-    return BadBatch(out, folders, wrong_row, variant)
+    return BadBatch(out, folders)
 
 
 @pytest.mark.xdist_group("bad-batch")
@@ -234,7 +195,7 @@ def test_same_csv_sequential_parallel_and_dask(bad_batch, tmp_path):
     for name in ENGINE_CASES:
         write_submission(name, small / bad_batch.folders[name])
     students = {bad_batch.folders[name] for name in ENGINE_CASES}
-    limits = Limits(**FAST_LIMITS)
+    limits = Limits(**BAD_LIMITS)
     sequential = grade_batch(STEM, small, tmp_path / "one", workers=1, seed=SEED, limits=limits,
                              feedback=False, log=lambda line: None)
     assert len(sequential) == 5
