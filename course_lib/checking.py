@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import linecache
 import re
+import sys
 import textwrap
 import traceback
 import warnings
@@ -295,8 +296,29 @@ def call_layer(layer, *args, hint: str = "", **kwargs):
 
 
 def make_layer(cls, *args, **kwargs):
-    """Construct the learner's layer (its __init__ is given, so this only fails if it was changed)."""
-    return quietly(cls, *args, **kwargs)
+    """Construct the learner's layer (its __init__ is given, so this only fails if it was changed), to be built
+    by its first call (`build_on_first_call`)."""
+    layer = quietly(cls, *args, **kwargs)
+    build_on_first_call(layer)
+    return layer
+
+
+def build_on_first_call(layer) -> None:
+    """Let the first call of a Keras layer create its weights as it runs, without a symbolic trace first.
+
+    Keras builds a layer that has no build() of its own by tracing its call() on symbolic inputs, once per new
+    layer; for a check's small stacks that trace costs more than the check's computations. Where the trace fails,
+    Keras itself leaves the building to the first eager call: marking such layers (the learner's and its sublayers)
+    as built takes that path at once. Layers with a build() of their own (Dense, MultiHeadAttention, ...) still
+    build from the shapes of their first call, as always. Anything else (an object in the learner's kernel, seen
+    from the grader) is left alone."""
+    keras = sys.modules.get("keras")
+    if keras is None or not isinstance(layer, keras.layers.Layer):
+        return
+    for sublayer in layer._flatten_layers(include_self=True, recursive=True):  # Keras's walk over its sublayers
+        # Keras marks its default build() `_is_default` (keras.src.utils.python_utils.default)
+        if not sublayer.built and getattr(sublayer.build, "_is_default", False):
+            sublayer.built = True
 
 
 DROPOUT_ADVICE = "Pass training=training to the dropout (never training=True)"

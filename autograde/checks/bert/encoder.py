@@ -18,6 +18,7 @@ import numpy as np
 
 from autograde.checks import rng as draw
 from autograde.checks import seed_of
+from autograde.checks.layers import make_layer
 from autograde.checks.weights import set_seeded, variables_of
 from autograde.mistakes import results
 from autograde.mistakes.bert import encoder as mistakes
@@ -31,7 +32,6 @@ from course_lib.checking import (
     expect_close,
     expect_deterministic,
     expect_dropout_in_training,
-    make_layer,
     passed,
     quiet,
     to_array,

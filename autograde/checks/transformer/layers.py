@@ -14,6 +14,7 @@ import numpy as np
 
 from autograde.checks import rng as draw
 from autograde.checks import seed_of
+from autograde.checks.layers import make_layer
 from autograde.checks.transformer.training import (
     BLOCK_ADVICE,
     SITE_ADVICE,
@@ -30,7 +31,6 @@ from course_lib.checking import (
     call_layer,
     expect_close,
     expect_deterministic,
-    make_layer,
     passed,
     quiet,
     to_tensor,

@@ -13,6 +13,7 @@ import numpy as np
 
 from autograde.checks import rng as draw
 from autograde.checks import seed_of
+from autograde.checks.layers import make_layer
 from autograde.checks.transformer import probes
 from autograde.checks.transformer.layers import (
     TOL,
@@ -42,7 +43,6 @@ from course_lib.checking import (
     call_layer,
     expect_close,
     expect_shape,
-    make_layer,
     passed,
     quiet,
     to_array,
