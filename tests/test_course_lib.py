@@ -66,6 +66,27 @@ def test_expect_shape():
         expect_shape(np.zeros((4,)), (1, 4), "x")
 
 
+def test_a_layer_made_for_a_check_is_built_by_its_first_call_without_a_symbolic_trace():
+    import keras
+
+    from course_lib.checking import make_layer
+
+    class Counted(keras.layers.Layer):  # no build() of its own: Keras would trace call() once to build it
+        def __init__(self):
+            super().__init__()
+            self.dense, self.calls = keras.layers.Dense(3), 0
+
+        def call(self, x):
+            self.calls += 1
+            return self.dense(x)
+
+    plain, made = Counted(), make_layer(Counted)
+    for layer in (plain, made):
+        assert tuple(layer(np.ones((2, 4), "float32")).shape) == (2, 3)
+    assert (plain.calls, made.calls) == (2, 1), "the check's layer was traced before its first call"
+    assert [tuple(w.shape) for w in made.weights] == [tuple(w.shape) for w in plain.weights] == [(4, 3), (3,)]
+
+
 def test_fast_mode_switch(monkeypatch):
     monkeypatch.setenv("COURSE_FAST", "1")
     assert env.fast_mode() and env.pick(full=100, fast=3) == 3
