@@ -301,7 +301,8 @@ def test_minilm_loss_falls_on_a_repeated_batch(tokenizer):
                                        max_length=64)
     keras.utils.set_random_seed(0)
     model = build_token_classifier(load_bert().backbone, len(LABELS))
-    history = training.fine_tune(model, masked_token_loss, arrays, None, epochs=20, batch_size=32,
-                                 peak_learning_rate=1e-4, warmup_fraction=0.1, verbose=0)
+    # 10 epochs at 2e-4 end near 3% of the first loss here (20 at 1e-4 took longer to get to 1%)
+    history = training.fine_tune(model, masked_token_loss, arrays, None, epochs=10, batch_size=32,
+                                 peak_learning_rate=2e-4, warmup_fraction=0.1, verbose=0)
     losses = history.history["loss"]
-    assert len(losses) == 20 and losses[-1] < 0.3 * losses[0], losses
+    assert len(losses) == 10 and losses[-1] < 0.3 * losses[0], losses
