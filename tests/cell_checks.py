@@ -31,6 +31,17 @@ def solution_cell(stem: str, name: str) -> str:
     return source
 
 
+def beside_companion(stem: str, companion: str, names: dict, name: str, source: str | None = None, *,
+                     companion_source: str | None = None):
+    """The notebook's function `name` (its solution cell, or `source`), defined among the notebook's `names` next to
+    the solution's `companion` (or `companion_source`), the exercise it calls."""
+    namespace = dict(names)
+    exec(companion_source or solution_cell(stem, companion), namespace)
+    if name != companion or source:
+        exec(source or solution_cell(stem, name), namespace)
+    return namespace[name]
+
+
 def notebook_function(row, source: str):
     """What the cell `source` defines for the registry row `row`, as in the notebook: after the set-up cell's imports
     (`row.imports`) and the solution cells of the exercises before it (the ones this process can define)."""

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
+from cell_checks import beside_companion
 from in_process_kernel import InProcessKernel
 
 from autograde.checks.ner import evaluation as hidden
@@ -38,13 +39,9 @@ def solutions() -> dict[str, str]:
 
 
 def define(name: str, source: str | None = None, *, spans_source: str | None = None):
-    """The notebook's function `name` (its solution cell, or `source`), defined among the notebook's names next to
-    the solution's entity_spans (or `spans_source`), which entity_scores and predictions_to_entities call."""
-    namespace = dict(NOTEBOOK_NAMES)
-    exec(spans_source or solutions()["entity_spans"], namespace)
-    if name != "entity_spans" or source:
-        exec(source or solutions()[name], namespace)
-    return namespace[name]
+    """The notebook's function `name` (its solution cell, or `source`) next to the solution's entity_spans (or
+    `spans_source`), which entity_scores and predictions_to_entities call."""
+    return beside_companion(STEM, "entity_spans", NOTEBOOK_NAMES, name, source, companion_source=spans_source)
 
 
 def variants_of(name: str, correct: bool) -> list:

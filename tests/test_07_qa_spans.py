@@ -13,6 +13,7 @@ import functools
 
 import numpy as np
 import pytest
+from cell_checks import beside_companion
 from in_process_kernel import InProcessKernel
 from test_06_ner_evaluation import expect_named, expect_sound
 
@@ -39,13 +40,10 @@ def solutions() -> dict[str, str]:
 
 
 def define(name: str, source: str | None = None, *, spans_source: str | None = None):
-    """The notebook's function `name` (its solution cell, or `source`), defined among the notebook's names next to
-    the solution's char_span_to_token_span (or `spans_source`), which make_windows calls."""
-    namespace = dict(NOTEBOOK_NAMES)
-    exec(spans_source or solutions()["char_span_to_token_span"], namespace)
-    if name != "char_span_to_token_span" or source:
-        exec(source or solutions()[name], namespace)
-    return namespace[name]
+    """The notebook's function `name` (its solution cell, or `source`) next to the solution's
+    char_span_to_token_span (or `spans_source`), which make_windows calls."""
+    return beside_companion(STEM, "char_span_to_token_span", NOTEBOOK_NAMES, name, source,
+                            companion_source=spans_source)
 
 
 def variants_of(name: str, correct: bool) -> list:

@@ -348,7 +348,8 @@ def stop_group(process: subprocess.Popen) -> None:
 
 
 # The kit's largest packages (about 3 GB of its 4 unpacked), which the test links in rather than unpacks again.
-SHARED_DISTRIBUTIONS = ("tensorflow", "torch", "tensorflow-text", "pyarrow")
+# The largest by unpacking time; the last four are dependencies (of scikit-learn/seqeval, datasets and torch).
+SHARED_DISTRIBUTIONS = ("tensorflow", "torch", "tensorflow-text", "pyarrow", "scipy", "pandas", "sympy", "scikit-learn")
 
 
 def new_venv_sharing_the_largest_packages(kit: Path, shared: Path) -> None:
