@@ -14,27 +14,26 @@ Each test saves a full-page screenshot in screenshots/ (git-ignored) for a perso
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from contextlib import ExitStack
 from pathlib import Path
 
-import nbformat
 import pytest
 from browser import SCREENSHOTS, only_from, screenshot
+from graded_batches import graded_batch
 from jupyter_client import BlockingKernelClient
 from jupyter_core.paths import jupyter_runtime_dir
 from lab_server import lab_server
-from submissions import answered
 
 from autograde import registry
 from course_lib.selfcheck import UNFINISHED
 
-from conftest import REPO
+from conftest import REPO, notebook_group
 
-# They start Jupyter servers and kernels: not part of `make test-quick`. One pytest-xdist worker runs them all,
-# so that one browser and one `make lab` serve every notebook.
-pytestmark = [pytest.mark.notebooks, pytest.mark.xdist_group("browser")]
+# They start Jupyter servers and kernels: not part of `make test-quick`. One pytest-xdist worker runs the lab's
+# and the formgrader's, so that one browser and one `make lab` serve every notebook. (Each test names its group:
+# pytest-xdist would join a module's group and a test's own into a third.)
+pytestmark = pytest.mark.notebooks
+ONE_BROWSER = pytest.mark.xdist_group("browser")
 
 # The student notebooks, as `make lab` copies them into the working folder: notebooks/<stem>/<stem>.ipynb.
 STUDENT_NOTEBOOKS = sorted(path.parent.name for path in (REPO / "notebooks").glob("*/*.ipynb")
@@ -112,6 +111,7 @@ def run_the_rest(session: dict, cells: list[dict], start: int) -> list[tuple[int
     return found
 
 
+@ONE_BROWSER
 @pytest.mark.parametrize("stem", STUDENT_NOTEBOOKS)
 def test_run_all_stops_at_the_first_check_saying_not_implemented(chromium, lab, stem):
     path = f"{stem}/{stem}.ipynb"
@@ -187,21 +187,15 @@ MATHJAX_DONE = ("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pendin
 
 
 @pytest.fixture(scope="module")
-def feedback_page(tmp_path_factory):
-    """The feedback page of an answered 01 notebook, graded by the command `make grade` runs."""
-    root = tmp_path_factory.mktemp("feedback")
-    (root / "submissions" / "student").mkdir(parents=True)
-    nbformat.write(answered(FEEDBACK_STEM), root / "submissions" / "student" / f"{FEEDBACK_STEM}.ipynb")
-    result = subprocess.run([sys.executable, "-m", "autograde.grade", "--assignment", FEEDBACK_STEM,
-                             "--submissions", str(root / "submissions"), "--out", str(root / "out"),
-                             "--workers", "1"],
-                            cwd=REPO, capture_output=True, text=True, timeout=600)
-    page = root / "out" / "feedback" / "student" / f"{FEEDBACK_STEM}.html"
-    assert result.returncode == 0 and page.is_file(), (
-        f"grading the answered {FEEDBACK_STEM} made no feedback page:\n{result.stdout}\n{result.stderr}")
+def feedback_page():
+    """The feedback page of the answered 01 notebook, from its grading batch (tests/graded_batches.py)."""
+    page = graded_batch(FEEDBACK_STEM).out / "feedback" / "answered" / f"{FEEDBACK_STEM}.html"
+    assert page.is_file(), f"grading the answered {FEEDBACK_STEM} made no feedback page"
     return page
 
 
+# On the worker that grades 01's batch (its notebook's group), so that the batch is graded once.
+@pytest.mark.xdist_group(notebook_group(FEEDBACK_STEM))
 def test_feedback_page_typesets_equations_offline(chromium, feedback_page):
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
     try:
@@ -225,6 +219,7 @@ def test_feedback_page_typesets_equations_offline(chromium, feedback_page):
 SCORES_SHOWN = "n => [...document.querySelectorAll('table tbody td.score')].filter(td => td.textContent).length >= n"
 
 
+@ONE_BROWSER
 def test_formgrader_lists_every_assignment_with_its_points(chromium, tmp_path):
     points = {stem: sum(exercise.points for exercise in registry.exercises(stem)) for stem in registry.stems()}
     # EXCHANGE=dir: the repository's .nbgrader/exchange is left alone

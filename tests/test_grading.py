@@ -14,6 +14,8 @@ import csv
 import os
 import re
 import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -210,6 +212,21 @@ def test_same_csv_sequential_parallel_and_dask(bad_batch, tmp_path):
         grade_batch(STEM, reordered, tmp_path / "dask", scheduler=cluster.scheduler_address, seed=SEED,
                     limits=limits, feedback=False, log=lambda line: None)
     assert grades(tmp_path / "dask") == grades(tmp_path / "one"), "Dask (folders in reversed order) changed the results"
+
+
+def test_the_grade_command_runs_as_a_process(tmp_path):
+    """`make grade`'s command line, as its own process (the batches above call its main in this one): here on
+    submissions that need no kernel, so that it is quick."""
+    for name in ("not JSON", "notebook missing"):
+        write_submission(name, tmp_path / "submissions" / name.replace(" ", "_"))
+    ran = subprocess.run([sys.executable, "-m", "autograde.grade", "--assignment", STEM, "--submissions",
+                          str(tmp_path / "submissions"), "--out", str(tmp_path / "out"), "--workers", "1"],
+                         cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "graded 2 submissions" in ran.stdout, ran.stdout
+    rows = by_student(tmp_path / "out")
+    assert sorted(rows) == ["not_JSON", "notebook_missing"] and all(row["score"] == "0" for row in rows.values()), rows
+    assert rows["not_JSON"]["status"].startswith("invalid notebook: not valid JSON"), rows
 
 
 def test_grading_refuses_without_sandbox(monkeypatch, tmp_path, capsys):
