@@ -4,8 +4,8 @@ the variants end to end through a sandboxed kernel):
 - the reference passes the visible and the hidden check, one check mark each, quietly (nothing on stderr, no "Note:");
 - the hidden check passes the reference at the grading seeds;
 - the solution notebook's cell passes both checks, as the reference does;
-- each wrong variant fails both checks, each message naming its mistake (`Variant.message`), and each right one
-  passes both, quietly.
+- each wrong variant fails both checks, each message naming its mistake (`Variant.message`): the visible check here,
+  the hidden one as graded in a sandboxed kernel (tests/judged_variants.py); each right one passes both, quietly.
 
 All of it comes from the registry rows and autograde.variants: which reference the checks take (`checked`), what the
 notebook's set-up cell imports (`imports`), and whether an exercise is checked only in a kernel of its own
@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from cell_checks import failure_messages, notebook_function, solution_cell
+from judged_variants import group, hidden_message
 
 from autograde import checks, registry
 from autograde.variants import variants
@@ -123,14 +124,27 @@ def test_solution_cell_passes_both_checks(row, capsys):
 
 
 @pytest.mark.thorough
-@pytest.mark.parametrize("row,variant", variant_params(IN_PROCESS))
-def test_variant_gets_its_verdict(row, variant, capsys):
+@pytest.mark.parametrize("row,variant", [pytest.param(*p.values, id=p.id) for p in variant_params(IN_PROCESS)
+                                         if p.values[1].correct])
+def test_right_variant_passes_both_checks_quietly(row, variant, capsys):
     fn = notebook_function(row, variant.cell(solution_cell(row.stem, row.name)))
     capsys.readouterr()
     messages = failure_messages(both_checks(row), fn)
     expect_verdict(variant, messages)
-    if variant.correct and not variant.visible_gap:
+    if not variant.visible_gap:
         expect_quiet_passes(capsys.readouterr(), messages)
+
+
+# The hidden check's message on a wrong variant is read from its grading in a sandboxed kernel (tests/
+# judged_variants.py, which tests/test_variants.py checks too): the same check, as grading runs it, run once.
+@pytest.mark.thorough
+@pytest.mark.grading
+@pytest.mark.parametrize("row,variant", [pytest.param(*p.values, id=p.id, marks=group(p.values[0].stem))
+                                         for p in variant_params(IN_PROCESS) if not p.values[1].correct])
+def test_wrong_variant_fails_both_checks_naming_its_mistake(row, variant):
+    fn = notebook_function(row, variant.cell(solution_cell(row.stem, row.name)))
+    visible = failure_messages([registry.resolve(row.visible)], fn)
+    expect_verdict(variant, [*visible, hidden_message(variant, row.stem)])
 
 
 @pytest.mark.parametrize("stem", registry.stems())

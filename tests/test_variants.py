@@ -4,9 +4,10 @@ them, graded by the hidden check through a sandboxed kernel, at a grading-time s
 from __future__ import annotations
 
 import pytest
+from judged_variants import group, judged
 
 from autograde import registry
-from autograde.variants import judge_variants, solution_cells, variants
+from autograde.variants import solution_cells, variants
 
 from conftest import ASSIGNMENTS
 
@@ -33,9 +34,9 @@ def test_variants_apply_to_the_solution(stem):
 
 
 @pytest.mark.grading
-@pytest.mark.parametrize("stem", [pytest.param(s, marks=pytest.mark.xdist_group(f"variants-{s}")) for s in ASSIGNMENTS])
+@pytest.mark.parametrize("stem", [pytest.param(s, marks=group(s)) for s in ASSIGNMENTS])
 def test_each_variant_gets_its_verdict(stem):
     wrong_verdicts = [f"{'right' if v.correct else 'wrong'} {v.name} ({v.what}): {r.score:g}/{r.max_score:g} "
-                      f"{r.message}" for v, r in judge_variants(stem, seed=20261123)
+                      f"{r.message}" for v, r in judged(stem).values()
                       if (r.score == r.max_score) != v.correct or r.score not in (0, r.max_score)]
     assert not wrong_verdicts, "\n".join(wrong_verdicts)
