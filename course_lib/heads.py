@@ -26,6 +26,7 @@ TINY_BACKBONE = {"vocabulary_size": 50, "num_layers": 2, "num_heads": 2, "hidden
 HEAD_DROPOUT = 0.5  # the rate the checks ask for: half the vector dropped in training, never at inference
 TOL = {"atol": 1e-4, "rtol": 1e-4}
 
+
 def call_built_model(model, inputs: Mapping, training: bool, builder: str):
     """What the model that `builder` returned gives on one batch (the dict a BertBackbone takes); a crash is a
     CheckFailed naming the batch's shape and where the model's inputs should come from."""

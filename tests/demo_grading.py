@@ -19,8 +19,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from graded_batches import SEED as BATCH_SEED
-from graded_batches import graded_batch
+from graded_batches import SEED, first_check_seconds, graded_batch
 
 from autograde import checks, judge, registry
 from autograde.normalise import DEMO_TAG, SKIP_KEY, is_demo, nbgrader_meta
@@ -29,7 +28,6 @@ from autograde.sandbox import SandboxKernel
 
 from conftest import OFFLINE_GUARD, solution_path
 
-SEED = 20240611  # any fixed seed: both gradings draw the same hidden-check inputs
 NOTEBOOK_BUDGET = 20.0  # seconds to start the kernel and run the notebook's cells, demo cells skipped
 CALL_TIMEOUT = 60.0  # the judge's default for one call of the notebook's code by a check
 
@@ -82,24 +80,16 @@ class Graded:
         return f"{self.seconds:.1f} s ({self.notebook_seconds:.1f} s running the notebook)"
 
 
-def grade(stem: str, notebook: nbformat.NotebookNode, root: Path, monkeypatch) -> Graded:
+def grade(stem: str, notebook: nbformat.NotebookNode, root: Path) -> Graded:
     """The judge's grading of `notebook` as a submission, timed until its first hidden check."""
     folder, work = root / "submission", root / "work"
     folder.mkdir(parents=True)
     nbformat.write(notebook, folder / f"{stem}.ipynb")
-    first_check: list[float] = []
-    judge_one = judge._judge
-
-    def timed(row, remote):
-        first_check.append(time.monotonic())
-        return judge_one(row, remote)
-
-    monkeypatch.setattr(judge, "_judge", timed)
     started = time.monotonic()
-    result = judge.grade_submission(stem, "solution", folder, work, seed=SEED)
-    ended = time.monotonic()
-    monkeypatch.setattr(judge, "_judge", judge_one)
-    return Graded(result, ended - started, (first_check or [ended])[0] - started)
+    result, first_check = first_check_seconds(
+        lambda: judge.grade_submission(stem, "solution", folder, work, seed=SEED))
+    seconds = time.monotonic() - started
+    return Graded(result, seconds, first_check.get("solution", seconds))
 
 
 def expect_full_marks(what: str, cells: list[judge.CellResult], status: str = "") -> None:
@@ -136,11 +126,11 @@ KERNEL_ENVIRONMENT = ("import os, sys\n"
                       "'__file__', None))")
 
 
-def grade_kernel(stem: str, kernel: KernelOf, seed: int) -> list[judge.CellResult]:
-    """The hidden checks of `stem`, with `seed`, against the notebook already run in `kernel`."""
+def grade_kernel(stem: str, kernel: KernelOf) -> list[judge.CellResult]:
+    """The hidden checks of `stem`, with SEED, against the notebook already run in `kernel`."""
     remote = Remote(kernel, timeout=CALL_TIMEOUT)
     remote.install()
-    checks.use_seed(seed)
+    checks.use_seed(SEED)
     try:
         return [judge._judge(row, remote)[0] for row in registry.exercises(stem)]
     finally:
@@ -178,7 +168,7 @@ class EveryCellGraded(pytest.Item):
             assert environment.status == "ok" and said == f"1 | {OFFLINE_GUARD / 'sitecustomize.py'}", (
                 f"{stem}: nbval's kernel runs with COURSE_FAST | sitecustomize = {said!r} {environment}")
             started = time.monotonic()
-            every_cell = grade_kernel(stem, kernel, BATCH_SEED)
+            every_cell = grade_kernel(stem, kernel)
             kernel_seconds = time.monotonic() - started
         batch = graded_batch(stem)
         answered = batch.results["answered"]

@@ -26,8 +26,8 @@ from autograde.variants import variants
 
 from conftest import release_path
 
-SEED = 20261123
-FAST_LIMITS = dict(cell_timeout=30, call_timeout=20, student_timeout=240, memory=6 * 2**30, threads=1)
+SEED = 20261123  # the seed every grading test grades at
+LIMITS = dict(cell_timeout=120, call_timeout=20, student_timeout=240, memory=6 * 2**30, threads=1)
 STUDENTS = ("answered", "blank", "one_wrong")
 
 
@@ -64,8 +64,9 @@ def write_answered_blank_and_one_wrong(stem: str, submissions: Path):
     return row, variant
 
 
-def _timed(grade):
-    """grade()'s results, and for each student the seconds until its first hidden check (one process: workers=1)."""
+def first_check_seconds(grade):
+    """grade()'s result, and for each student graded in this process, one after another, the seconds from the
+    start of its grading to its first hidden check: the kernel's start and the notebook's cells."""
     grade_one, judge_one = judge._grade, judge._judge
     grading: list = []  # (student, start) of the submission being graded: one at a time here
     first_check: dict[str, float] = {}
@@ -95,9 +96,9 @@ def graded_batch(stem: str) -> Batch:
         root = Path(tempfile.mkdtemp(prefix=f"graded-{stem}-"))
         atexit.register(shutil.rmtree, root, ignore_errors=True)
         row, variant = write_answered_blank_and_one_wrong(stem, root / "submissions")
-        limits = Limits(**{**FAST_LIMITS, "cell_timeout": 120})
-        results, seconds = _timed(lambda: grade_batch(stem, root / "submissions", root / "grades", workers=1,
-                                                      seed=SEED, limits=limits, log=lambda line: None))
+        results, seconds = first_check_seconds(lambda: grade_batch(
+            stem, root / "submissions", root / "grades", workers=1, seed=SEED, limits=Limits(**LIMITS),
+            log=lambda line: None))
         by_student = {result.student: result for result in results}
         assert sorted(by_student) == sorted(STUDENTS), f"{stem}: graded {sorted(by_student)}"
         _BATCHES[stem] = Batch(stem, root / "grades", by_student, seconds, row, variant)

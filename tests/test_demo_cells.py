@@ -39,10 +39,10 @@ def test_skipping_demo_cells_changes_no_grade(stem, tmp_path, monkeypatch, capsy
     demos = demo_cells(stem)
     import_checks(stem)  # before timing either run
     solution = nbformat.read(solution_path(stem), as_version=4)
-    skipped = grade(stem, solution, tmp_path / "skipped", monkeypatch)
+    skipped = grade(stem, solution, tmp_path / "skipped")
     # The judge takes what to skip from the release, so the release it reads must lose its tags too.
     monkeypatch.setattr(judge, "release_notebook", lambda name: without_demo_tags(release))
-    run_all = grade(stem, without_demo_tags(solution), tmp_path / "all", monkeypatch)
+    run_all = grade(stem, without_demo_tags(solution), tmp_path / "all")
     with capsys.disabled():
         print(f"\n{stem}: {len(demos)} demo cells; graded in {skipped.describe()} with them skipped, "
               f"{run_all.describe()} with every cell run")

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from cell_checks import failure_messages, notebook_function, solution_cell
+from graded_batches import SEED
 from judged_variants import group, hidden_message
 
 from autograde import checks, registry
@@ -27,7 +28,7 @@ from autograde.variants import variants
 
 from conftest import release_path
 
-GRADING_SEEDS = (1, 20261123)  # the seeds tests/test_variants.py and the grading tests grade at
+GRADING_SEEDS = (1, SEED)  # 1, and the seed tests/test_variants.py and the grading tests grade at
 CHECK_MARK = "\N{CHECK MARK}"
 
 ROWS = registry.EXERCISES
@@ -44,9 +45,11 @@ def variant_id(row, variant) -> str:
     return f"{row_id(row)}:{'right' if variant.correct else 'wrong'}-{slug}"
 
 
-def variant_params(rows) -> list:
-    return [pytest.param(row, variant, id=variant_id(row, variant))
-            for row in rows for variant in variants(row.stem) if variant.name == row.name]
+def variant_params(rows, *, correct: bool | None = None, marks=lambda row: ()) -> list:
+    """(row, variant) of every variant of `rows` (only the right or the wrong ones if `correct` says which)."""
+    return [pytest.param(row, variant, id=variant_id(row, variant), marks=marks(row))
+            for row in rows for variant in variants(row.stem)
+            if variant.name == row.name and correct in (None, variant.correct)]
 
 
 def both_checks(row):
@@ -124,8 +127,7 @@ def test_solution_cell_passes_both_checks(row, capsys):
 
 
 @pytest.mark.thorough
-@pytest.mark.parametrize("row,variant", [pytest.param(*p.values, id=p.id) for p in variant_params(IN_PROCESS)
-                                         if p.values[1].correct])
+@pytest.mark.parametrize("row,variant", variant_params(IN_PROCESS, correct=True))
 def test_right_variant_passes_both_checks_quietly(row, variant, capsys):
     fn = notebook_function(row, variant.cell(solution_cell(row.stem, row.name)))
     capsys.readouterr()
@@ -139,8 +141,7 @@ def test_right_variant_passes_both_checks_quietly(row, variant, capsys):
 # judged_variants.py, which tests/test_variants.py checks too): the same check, as grading runs it, run once.
 @pytest.mark.thorough
 @pytest.mark.grading
-@pytest.mark.parametrize("row,variant", [pytest.param(*p.values, id=p.id, marks=group(p.values[0].stem))
-                                         for p in variant_params(IN_PROCESS) if not p.values[1].correct])
+@pytest.mark.parametrize("row,variant", variant_params(IN_PROCESS, correct=False, marks=lambda row: group(row.stem)))
 def test_wrong_variant_fails_both_checks_naming_its_mistake(row, variant):
     fn = notebook_function(row, variant.cell(solution_cell(row.stem, row.name)))
     visible = failure_messages([registry.resolve(row.visible)], fn)
@@ -232,8 +233,8 @@ def test_hidden_check_passes_the_reference_at_grading_seeds_in_their_kernel(kern
     assert kernel_checks(kernel, reference_source(kernel[0]), seed)[1] == ""
 
 
-@pytest.mark.parametrize("kernel,variant", [pytest.param(*p.values, id=p.id, marks=IN_A_KERNEL)
-                                            for p in variant_params(IN_KERNEL)], indirect=["kernel"])
+@pytest.mark.parametrize("kernel,variant", variant_params(IN_KERNEL, marks=lambda row: IN_A_KERNEL),
+                         indirect=["kernel"])
 def test_variant_gets_its_verdict_in_their_kernel(kernel, variant):
     row = kernel[0]
     expect_verdict(variant, kernel_checks(kernel, variant.cell(solution_cell(row.stem, row.name))))
