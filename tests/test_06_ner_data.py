@@ -4,6 +4,7 @@ and every string labelled two ways justified by the data card."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -297,6 +298,39 @@ def test_build_splits_by_document_and_writes_the_card(tmp_path):
     entities = sum(corpus.statistics(data[name])["entities"][t] for name in corpus.SPLITS for t in ENTITY_TYPES)
     assert f"| all | {total} | " in card and f" | {entities} |" in card
     assert "| news | " in card and "| sport | " in card
+
+
+def test_added_documents_go_to_train_and_validation_and_move_no_original_one(tmp_path):
+    source = fixture_sources(tmp_path / "source")
+    corpus.build(source, tmp_path / "before")
+    (source / corpus.ADDED_DIR).mkdir()
+    lines = []
+    for n in range(10):
+        lines += [f"# doc: news-{600 + n}", f"[ORG Club{n}] beat [ORG Rovers{n}] in [LOC City{n}].", "", ""]
+    lines[-2:-2] = [SHARED]  # a sentence of an original document: the added copy is the one dropped
+    (source / corpus.ADDED_DIR / "more.txt").write_text("\n".join(lines), encoding="utf-8")
+    report = corpus.build(source, tmp_path / "after")
+    before = json.loads((tmp_path / "before" / "splits.json").read_text())
+    after = json.loads((tmp_path / "after" / "splits.json").read_text())
+    assert (tmp_path / "before" / "test.conll").read_bytes() == (tmp_path / "after" / "test.conll").read_bytes()
+    for name in corpus.SPLITS:
+        assert [d for d in after[name] if int(d.split("-")[1]) < 600] == before[name]
+    added = {name: [d for d in after[name] if int(d.split("-")[1]) >= 600] for name in corpus.SPLITS}
+    assert (len(added["train"]), len(added["validation"]), len(added["test"])) == (8, 2, 0), added
+    def holding_shared(folder):
+        data = corpus.load_corpus(tmp_path / folder)
+        return {name for name in corpus.SPLITS if tuple(SHARED.split()) in {s.tokens for s in data[name]}}
+
+    assert holding_shared("after") == holding_shared("before")  # news-609's copy is kept only beside the original
+    assert report["documents"]["test"] == len(before["test"])
+
+
+def test_the_test_split_is_the_one_every_version_is_scored_on():
+    """The test split is frozen (issue 22 compares before and after on it): new documents go to source/added/."""
+    digest = hashlib.sha256((corpus.DATA_DIR / "test.conll").read_bytes()).hexdigest()
+    assert digest == "3a4f75bb1ea070981184b0eecb61aa02581b057a35227016e19efd30d3d6bef4", (
+        "test.conll changed: put new documents in source/added/ (train and validation only), so that scores on "
+        "the test split stay comparable")
 
 
 def test_build_is_deterministic_and_keeps_the_card_prose(tmp_path):

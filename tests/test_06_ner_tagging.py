@@ -29,6 +29,9 @@ class FixedModel:
         np.put_along_axis(logits, chosen[..., None], 5.0, axis=-1)
         return logits
 
+    def predict_on_batch(self, inputs):
+        return self(inputs)
+
 
 @pytest.fixture(scope="module")
 def tokenizer():
@@ -75,6 +78,19 @@ def test_all_b_tags_make_every_word_an_entity_across_windows(tokenizer, max_leng
 
 def test_empty_text_has_no_entities(tokenizer):
     assert Tagger(FixedModel(random_labels(0)), tokenizer, predictions_to_entities)(" \n ") == []
+
+
+def test_many_texts_at_once_find_what_one_at_a_time_finds(tokenizer):
+    """The windows of several texts batched together (with padding) give each text its own entities."""
+    def by_token(ids):  # a label that depends on the token only, so that padding and batching cannot matter
+        return ids % len(LABELS)
+
+    tag = Tagger(FixedModel(by_token), tokenizer, predictions_to_entities, max_length=24)
+    texts = [TRICKY, "", "Lagos.", " ".join([TRICKY] * 2), "Amara met Kenji in Osaka on Monday."]
+    assert tag.many(texts, batch_size=3) == [tag(text) for text in texts]
+    assert tag.many([]) == []
+    with pytest.raises(TypeError, match="tag.many"):
+        tag(texts)
 
 
 def test_html_marks_each_entity_once_and_escapes_the_text():

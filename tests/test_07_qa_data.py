@@ -4,6 +4,7 @@ committed files equal to a fresh build, the set's size, and the data card's tabl
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import statistics
@@ -376,6 +377,30 @@ def test_adding_a_paragraph_moves_at_most_one_old_one(tmp_path):
     assert corpus.split_paragraphs(corpus.read_sources(tmp_path / "one")) == before  # deterministic
 
 
+def test_added_paragraphs_go_to_train_and_validation_and_move_no_original_one(tmp_path):
+    source = fixture_sources(tmp_path / "source")
+    before = corpus.split_paragraphs(corpus.read_sources(source))
+    (source / corpus.ADDED_DIR).mkdir()
+    extra = [block(f"Added {n}", "history" if n < 6 else "sport", 400 if n == 0 else 70, 2) for n in range(9)]
+    (source / corpus.ADDED_DIR / "more.txt").write_text("\n===\n".join(extra) + "\n", encoding="utf-8")
+    after = corpus.split_paragraphs(corpus.read_sources(source))
+    assert {title: after[title] for title in before} == before
+    added = [after[f"Added {n}"] for n in range(9)]
+    assert "test" not in added and added.count("validation") == 2, added  # 20% of 6 history, 1 of 3 sport
+    corpus.build(source, tmp_path / "out")
+    data = corpus.load_splits(tmp_path / "out")
+    assert {e.title for e in data["validation"]} == {f"Added {n}" for n in range(9) if added[n] == "validation"}
+    assert all(e.id.startswith(("history-1", "sport-")) for e in data["validation"])  # numbered after the originals
+
+
+def test_the_test_split_is_the_one_every_version_is_scored_on():
+    """The test split is frozen (issue 22 compares before and after on it): new paragraphs go to source/added/."""
+    digest = hashlib.sha256((corpus.DATA_DIR / "test.json").read_bytes()).hexdigest()
+    assert digest == "e91d2cae94f2a656e019c0f13c483df24842d9a2cf40826ecc900e33ca115e01", (
+        "test.json changed: put new paragraphs in source/added/ (train and validation only), so that scores on "
+        "the test split stay comparable")
+
+
 def test_check_names_the_first_difference(tmp_path):
     source = fixture_sources(tmp_path / "source")
     corpus.build(source, tmp_path / "out")
@@ -474,10 +499,12 @@ def test_committed_files_equal_a_fresh_build(committed):
                           "(run python -m course_lib.qa.corpus build):\n" + "\n".join(problems))
 
 
-def test_no_paragraph_is_in_train_and_test(committed):
+def test_no_paragraph_is_in_two_splits(committed):
     for key in ("title", "context"):
-        shared = {getattr(e, key) for e in committed["train"]} & {getattr(e, key) for e in committed["test"]}
-        assert not shared, f"{len(shared)} {key}(s) in both train and test, e.g. {sorted(shared)[0][:80]!r}"
+        for first, second in (("train", "test"), ("train", "validation"), ("validation", "test")):
+            shared = {getattr(e, key) for e in committed[first]} & {getattr(e, key) for e in committed[second]}
+            assert not shared, (f"{len(shared)} {key}(s) in both {first} and {second}, e.g. "
+                                f"{sorted(shared)[0][:80]!r}")
     ids = [e.id for split in corpus.SPLITS for e in committed[split]]
     assert len(ids) == len(set(ids))
 
@@ -486,7 +513,9 @@ def test_every_writer_file_has_a_long_paragraph_in_test(committed):
     test = {e.title for e in committed["test"]}
     by_file = {}
     for paragraph in corpus.read_sources():
-        by_file.setdefault(paragraph.path, []).append(paragraph)
+        if not corpus.is_added(paragraph):  # added paragraphs never go to test
+            by_file.setdefault(paragraph.path, []).append(paragraph)
+    assert by_file, "no original source files"
     for path, paragraphs in by_file.items():
         median = statistics.median(corpus.words(p.context) for p in paragraphs)
         long = [p.title for p in paragraphs if corpus.words(p.context) >= corpus.LONG_FACTOR * median]
@@ -497,7 +526,7 @@ def test_answers_are_whole_words(committed):
     """A span that starts or ends inside a word ("Malay" in "Malaysia") is the wrong occurrence: the sources
     must pick the right one with #n."""
     cut = []
-    for example in committed["train"] + committed["test"]:
+    for example in [e for split in corpus.SPLITS for e in committed[split]]:
         context, answer = example.context, example.answers[0]
         if (answer.start > 0 and context[answer.start - 1].isalnum() and context[answer.start].isalnum()
                 or answer.end < len(context) and context[answer.end].isalnum() and context[answer.end - 1].isalnum()):

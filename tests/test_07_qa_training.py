@@ -121,8 +121,23 @@ def test_reader_answers_with_the_text_at_its_offsets(tiny_reader):
     context = "and then the boat is green today"
     answer = reader.answer("what colour is the boat?", context)
     assert context[answer.start:answer.end] == answer.text and answer.text == "green"
-    with pytest.raises(ValueError, match="give a question and a context"):
+    with pytest.raises(ValueError, match="has no text"):
         reader.answer("", context)
+
+
+def test_many_questions_at_once_get_what_one_at_a_time_gets(tiny_reader):
+    reader, examples, _, _ = tiny_reader
+    questions = [e.question for e in examples[:12]]
+    contexts = [e.context for e in examples[:12]]
+    together = reader.many(questions, contexts, batch_size=5)
+    assert [(p.text, p.start) for p in together] == [(reader.answer(q, c).text, reader.answer(q, c).start)
+                                                    for q, c in zip(questions, contexts)]
+    one_context = reader.many(questions[:3], contexts[0])
+    assert [p.text for p in one_context] == [reader.answer(q, contexts[0]).text for q in questions[:3]]
+    with pytest.raises(ValueError, match="3 questions but 2 contexts"):
+        reader.many(questions[:3], contexts[:2])
+    with pytest.raises(TypeError, match="reader.many"):
+        reader.answer(questions, contexts)
 
 
 def test_decoding_merges_windows_and_refuses_non_context_positions(tokenizer):

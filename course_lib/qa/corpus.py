@@ -25,9 +25,12 @@ from course_lib.qa.squad import Answer, QAExample, read_squad, squad_json
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SOURCE_DIR = DATA_DIR / "source"
-SPLITS = ("train", "test")
-FILES = ("train.json", "test.json", "splits.json")
+SPLITS = ("train", "validation", "test")
+FILES = ("train.json", "validation.json", "test.json", "splits.json")
 TEST_FRACTION = 0.2
+# Paragraphs written after the test split was fixed live in source/added/: they go to train and validation only
+# (this share of each topic to validation), so that scores on the test split compare across versions of the set.
+ADDED_DIR, VALIDATION_FRACTION = "added", 0.2
 LONG_FACTOR = 1.5  # a "long" paragraph has at least 1.5 times the words of its source file's median
 CARD = "DATA_CARD.md"
 KINDS = ("who", "what", "when", "where", "which", "why", "how many", "how much", "how long", "how", "other")
@@ -54,14 +57,20 @@ def topic_slug(topic: str) -> str:
     return slug
 
 
+def is_added(paragraph: Paragraph) -> bool:
+    """Whether the paragraph comes from source/added/ (train or validation, never test)."""
+    return Path(paragraph.path).parent.name == ADDED_DIR
+
+
 def read_sources(source_dir: str | os.PathLike | None = None) -> list[Paragraph]:
-    """The paragraphs of every `*.txt` in `source_dir` (default: the package's sources), files by name.
+    """The paragraphs of every `*.txt` in `source_dir` (default: the package's sources), files by name, then of
+    every `added/*.txt`.
 
     A title or a context used twice is an error naming both places: the split is by title, and one context
     in both splits would let a model be tested on what it was trained on."""
     source_dir = Path(source_dir) if source_dir is not None else SOURCE_DIR
     paragraphs, titles, contexts = [], {}, {}
-    for path in sorted(source_dir.glob("*.txt")):
+    for path in [*sorted(source_dir.glob("*.txt")), *sorted((source_dir / ADDED_DIR).glob("*.txt"))]:
         for paragraph in read_source(path):
             where = f"{paragraph.path}, line {paragraph.line}"
             if paragraph.title in titles:
@@ -96,30 +105,44 @@ def words(text: str) -> int:
 
 
 def split_paragraphs(paragraphs: Sequence[Paragraph]) -> dict[str, str]:
-    """title -> "train" or "test", for every paragraph, in source order.
+    """title -> "train", "validation" or "test", for every paragraph, in source order.
 
     Within each topic the paragraphs are ordered by a hash of their title and the first max(1, round(20%))
     go to test (none when a topic has fewer than three). A new paragraph therefore moves at most one old
     paragraph, at the boundary, instead of reshuffling all of them. Then every source file that has long
     paragraphs (LONG_FACTOR times its median length or more) gets at least one of them into test, the one
     with the smallest hash, so the test set holds long contexts (several windows of a model) from every
-    writer."""
+    writer.
+
+    Added paragraphs (source/added/) are split apart and never go to test: within each topic, ordered by the
+    hash, the first max(1, round(VALIDATION_FRACTION)) go to validation (none when a topic has fewer than
+    three), the rest to train."""
+    validation = set()
+    added: dict[str, list[Paragraph]] = {}
+    for paragraph in paragraphs:
+        if is_added(paragraph):
+            added.setdefault(topic_slug(paragraph.topic), []).append(paragraph)
+    for members in added.values():
+        quota = max(1, round(VALIDATION_FRACTION * len(members))) if len(members) >= 3 else 0
+        validation.update(p.title for p in sorted(members, key=lambda p: _rank(p.title))[:quota])
     test = set()
     by_topic: dict[str, list[Paragraph]] = {}
-    for paragraph in paragraphs:
+    original = [paragraph for paragraph in paragraphs if not is_added(paragraph)]
+    for paragraph in original:
         by_topic.setdefault(topic_slug(paragraph.topic), []).append(paragraph)
     for members in by_topic.values():
         quota = max(1, round(TEST_FRACTION * len(members))) if len(members) >= 3 else 0
         test.update(p.title for p in sorted(members, key=lambda p: _rank(p.title))[:quota])
     by_file: dict[str, list[Paragraph]] = {}
-    for paragraph in paragraphs:
+    for paragraph in original:
         by_file.setdefault(paragraph.path, []).append(paragraph)
     for members in by_file.values():
         median = stats.median(words(p.context) for p in members)
         long = [p for p in members if words(p.context) >= LONG_FACTOR * median]
         if long and not any(p.title in test for p in long):
             test.add(min(long, key=lambda p: _rank(p.title)).title)
-    return {p.title: "test" if p.title in test else "train" for p in paragraphs}
+    return {p.title: "test" if p.title in test else "validation" if p.title in validation else "train"
+            for p in paragraphs}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -161,17 +184,18 @@ def statistics(data: dict[str, Sequence[QAExample]] | None = None) -> dict:
     {split: questions}} (see question_kind), paragraph_words {split: {min, median, max, total}} and
     word_buckets {bucket: {split: paragraphs}}. A paragraph is a distinct (title, context)."""
     data = load_splits() if data is None else data
+    splits = [split for split in SPLITS if split in data]
     zero = {"paragraphs": 0, "questions": 0}
-    result = {"splits": {}, "topics": {}, "kinds": {kind: dict.fromkeys(SPLITS, 0) for kind in KINDS},
-              "paragraph_words": {}, "word_buckets": {_bucket(low): dict.fromkeys(SPLITS, 0)
+    result = {"splits": {}, "topics": {}, "kinds": {kind: dict.fromkeys(splits, 0) for kind in KINDS},
+              "paragraph_words": {}, "word_buckets": {_bucket(low): dict.fromkeys(splits, 0)
                                                       for low, _ in _WORD_BUCKETS}}
-    for split in SPLITS:
+    for split in splits:
         examples = data[split]
         paragraphs = {(e.title, e.context): topic_of(e) for e in examples}
         result["splits"][split] = {"paragraphs": len(paragraphs), "questions": len(examples)}
         for example in examples:
             result["kinds"][question_kind(example.question)][split] += 1
-            topic = result["topics"].setdefault(topic_of(example), {s: dict(zero) for s in SPLITS})
+            topic = result["topics"].setdefault(topic_of(example), {s: dict(zero) for s in splits})
             topic[split]["questions"] += 1
         for topic in paragraphs.values():
             result["topics"][topic][split]["paragraphs"] += 1
@@ -206,18 +230,17 @@ def counts_markdown(numbers: dict) -> str:
           *(numbers["paragraph_words"][s][key] for key in ("total", "min", "median", "max"))] for s in SPLITS]
         + [["all", total["paragraphs"], total["questions"],
             sum(numbers["paragraph_words"][s]["total"] for s in SPLITS), "", "", ""]])
-    lines += ["", "Per topic (paragraphs and questions in train / test):", ""]
-    lines += _table(["topic", "train paragraphs", "test paragraphs", "train questions", "test questions"],
-                    [[topic, t["train"]["paragraphs"], t["test"]["paragraphs"], t["train"]["questions"],
-                      t["test"]["questions"]] for topic, t in numbers["topics"].items()])
+    lines += ["", "Per topic (paragraphs, then questions, per split):", ""]
+    lines += _table(["topic", *(f"{s} {k}" for k in ("paragraphs", "questions") for s in SPLITS)],
+                    [[topic, *(t[s][k] for k in ("paragraphs", "questions") for s in SPLITS)]
+                     for topic, t in numbers["topics"].items()])
     lines += ["", "Per question kind (the question's first wh-word, see `corpus.question_kind`):", ""]
-    lines += _table(["kind", "train", "test", "all", "share"],
-                    [[kind, c["train"], c["test"], c["train"] + c["test"], _share(c["train"] + c["test"],
-                                                                                  total["questions"])]
+    lines += _table(["kind", *SPLITS, "all", "share"],
+                    [[kind, *(c[s] for s in SPLITS), sum(c.values()), _share(sum(c.values()), total["questions"])]
                      for kind, c in numbers["kinds"].items()])
     lines += ["", "Paragraph lengths in words (paragraphs per bucket):", ""]
-    lines += _table(["words", "train", "test"], [[bucket, c["train"], c["test"]]
-                                                  for bucket, c in numbers["word_buckets"].items()])
+    lines += _table(["words", *SPLITS], [[bucket, *(c[s] for s in SPLITS)]
+                                          for bucket, c in numbers["word_buckets"].items()])
     return "\n".join(lines)
 
 
@@ -283,7 +306,7 @@ def render(source_dir: str | os.PathLike | None = None) -> dict:
 
 
 def build(source_dir: str | os.PathLike | None = None, out_dir: str | os.PathLike | None = None) -> dict:
-    """Write train.json and test.json (SQuAD v1.1), splits.json (title -> split) and the generated blocks of
+    """Write train.json, validation.json and test.json (SQuAD v1.1), splits.json (title -> split) and the generated blocks of
     DATA_CARD.md into `out_dir` (default: the package's data folder). Returns what `render` returns."""
     out_dir = Path(out_dir) if out_dir is not None else DATA_DIR
     built = render(source_dir)
@@ -334,7 +357,7 @@ def check(source_dir: str | os.PathLike | None = None, data_dir: str | os.PathLi
 
 
 def load_splits(data_dir: str | os.PathLike | None = None) -> dict[str, list[QAExample]]:
-    """{"train", "test"} -> the questions of the built set (default: the package's data folder)."""
+    """{"train", "validation", "test"} -> the questions of the built set (default: the package's data folder)."""
     data_dir = Path(data_dir) if data_dir is not None else DATA_DIR
     missing = [f"{split}.json" for split in SPLITS if not (data_dir / f"{split}.json").is_file()]
     if missing:
@@ -363,7 +386,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     built = build(args.source, args.out)
     numbers = statistics(built["data"])
     for split in SPLITS:
-        print(f"{split:5s} {numbers['splits'][split]['paragraphs']:4d} paragraphs "
+        print(f"{split:10s} {numbers['splits'][split]['paragraphs']:4d} paragraphs "
               f"{numbers['splits'][split]['questions']:5,d} questions")
     for warning in built["warnings"]:
         print(f"warning: {warning}")
