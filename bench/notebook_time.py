@@ -23,13 +23,17 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"
 OFFLINE_GUARD = REPO / "tests" / "offline"
+# The figures README.md quotes (committed; `--record` updates a notebook's entry, `--readme` rewrites the table).
+FIGURES = REPO / "bench" / "notebook_figures.json"
+README = REPO / "README.md"
 
 
 class PeakMemory:
-    """Highest resident set size of this process's children (the kernel), sampled in a thread."""
+    """Highest resident set size of this process's children (the kernel), sampled in a thread; `cell_peak`
+    is the highest since the last `start_cell()`, so that each cell's own peak can be read."""
 
     def __init__(self, interval: float = 0.2):
-        self.interval, self.peak_bytes = interval, 0
+        self.interval, self.peak_bytes, self.cell_peak = interval, 0, 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
@@ -45,7 +49,17 @@ class PeakMemory:
                 except psutil.Error:  # a child that ended between listing and reading
                     pass
             self.peak_bytes = max(self.peak_bytes, total)
+            self.cell_peak = max(self.cell_peak, total)
             self._stop.wait(self.interval)
+
+    def start_cell(self, **_) -> None:
+        self.cell_peak = 0
+
+    def hooks(self, peaks: dict[int, int]) -> dict:
+        """nbclient hooks that record each code cell's peak (bytes) in `peaks`, by cell index."""
+        def executed(cell_index, **_):
+            peaks[cell_index] = self.cell_peak
+        return {"on_cell_execute": self.start_cell, "on_cell_executed": executed}
 
     def __enter__(self) -> PeakMemory:
         self._thread.start()
@@ -117,43 +131,93 @@ def run_notebook(stem: str, timeout: int) -> dict:
 
     path = REPO / "solutions" / stem / f"{stem}.ipynb"
     notebook = nbformat.read(path, as_version=4)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    out = RESULTS / f"notebook_time_{stem}_{stamp}"
+    recorded = out.with_name(out.name + "_recorded.json")  # what the notebook records (scores, training time)
+    os.environ["COURSE_RESULTS_JSON"] = str(recorded)
+    memory, peaks = PeakMemory(), {}
     client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", allow_errors=True,
-                            record_timing=True, resources={"metadata": {"path": str(path.parent)}})
+                            record_timing=True, resources={"metadata": {"path": str(path.parent)}},
+                            **memory.hooks(peaks))
     load_before = os.getloadavg()
     started = time.perf_counter()
-    with PeakMemory() as memory:
+    with memory:
         client.execute()
     wall = time.perf_counter() - started
 
-    cells = [(index + 1, cell_seconds(cell), cell.source.splitlines()[0][:70] if cell.source else "")
+    cells = [(index + 1, cell_seconds(cell), round(peaks.get(index, 0) / 2**20),
+              cell.source.splitlines()[0][:70] if cell.source else "")
              for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
     errors = [(index + 1, output.get("ename"), output.get("evalue", "")[:200])
               for index, cell in enumerate(notebook.cells) for output in cell.get("outputs", [])
               if output.get("output_type") == "error"]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    out = RESULTS / f"notebook_time_{stem}_{stamp}"
     figures = {"notebook": str(path), "mode": "full, offline", "wall_seconds": round(wall, 1),
                "peak_memory_mib": round(memory.peak_bytes / 2**20), "cells": cells, "errors": errors,
                "load_average_before": list(load_before), "load_average_after": list(os.getloadavg()),
-               "cpu_count": os.cpu_count(), "finished_utc": stamp}
+               "cpu_count": os.cpu_count(), "finished_utc": stamp,
+               "recorded": json.loads(recorded.read_text()) if recorded.is_file() else {}}
     out.with_suffix(".json").write_text(json.dumps(figures, indent=2))
     nbformat.write(notebook, out.with_suffix(".ipynb"))
 
     print(f"{stem}: {wall:.1f} s wall in full mode, offline; peak kernel memory {figures['peak_memory_mib']} MiB; "
           f"load average before {load_before[0]:.2f}")
-    for number, spent, first_line in sorted(cells, key=lambda c: -c[1])[:5]:
-        print(f"  cell {number:>3}: {spent:6.1f} s  {first_line}")
+    for number, spent, peak, first_line in sorted(cells, key=lambda c: -c[1])[:5]:
+        print(f"  cell {number:>3}: {spent:6.1f} s  {peak:6,d} MiB  {first_line}")
     print("  errors:", errors or "none")
     print("  results:", out.with_suffix(".json"))
     return figures
+
+
+def record(stem: str, figures: dict) -> None:
+    """Keep a notebook's wall time, peak memory and recorded figures in FIGURES, for the README's table."""
+    kept = json.loads(FIGURES.read_text()) if FIGURES.is_file() else {}
+    kept[stem] = {"wall_seconds": figures["wall_seconds"], "peak_memory_mib": figures["peak_memory_mib"],
+                  "finished_utc": figures["finished_utc"], "load_average_before": figures["load_average_before"][0],
+                  "recorded": figures.get("recorded", {})}
+    FIGURES.write_text(json.dumps(dict(sorted(kept.items())), indent=1) + "\n")
+
+
+def duration(seconds: float) -> str:
+    """A wall time as the README writes it: "8 s", "1 min 46 s", "6 min"."""
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, rest = divmod(seconds, 60)
+    return f"{minutes} min {rest} s" if minutes < 5 else f"{minutes + (rest >= 30)} min"
+
+
+def readme_with_figures(text: str, figures: dict) -> str:
+    """README.md's notebook table with each row's time and memory taken from `figures` (FIGURES's content);
+    rows of notebooks without figures are left as they are."""
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        cells = line.split(" | ")
+        if len(cells) < 5 or not line.startswith("| "):
+            continue
+        stem = cells[1].strip("`")
+        if stem in figures:
+            entry = figures[stem]
+            cells[-2] = duration(entry["wall_seconds"])
+            cells[-1] = f"{entry['peak_memory_mib'] / 1024:.1f} GiB |"
+            lines[number] = " | ".join(cells)
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("stems", nargs="*", help="assignment stems, e.g. 05_bert (default: every notebook)")
     parser.add_argument("--timeout", type=int, default=1800, help="per-cell timeout in seconds")
+    parser.add_argument("--profile", action="store_true",
+                        help="print every code cell's time and peak kernel memory (Markdown), not only the slowest")
+    parser.add_argument("--record", action="store_true",
+                        help=f"keep the figures in {FIGURES.relative_to(REPO)} and rewrite README.md's table from them")
+    parser.add_argument("--readme", action="store_true",
+                        help=f"only rewrite README.md's table from {FIGURES.relative_to(REPO)}, running nothing")
     args = parser.parse_args(argv)
+    if args.readme:
+        README.write_text(readme_with_figures(README.read_text(), json.loads(FIGURES.read_text())))
+        return 0
     stems = args.stems or sorted(p.name for p in (REPO / "solutions").iterdir()
                                  if (p / f"{p.name}.ipynb").is_file())
     missing = [stem for stem in stems if not (REPO / "solutions" / stem / f"{stem}.ipynb").is_file()]
@@ -163,6 +227,19 @@ def main(argv: list[str] | None = None) -> int:
 
     full_mode_offline()
     results = {stem: run_notebook(stem, args.timeout) for stem in stems}
+    if args.record:
+        for stem, figures in results.items():
+            if figures["errors"]:
+                print(f"{stem} had errors: its figures are not recorded", file=sys.stderr)
+            else:
+                record(stem, figures)
+        README.write_text(readme_with_figures(README.read_text(), json.loads(FIGURES.read_text())))
+    if args.profile:
+        for stem, figures in results.items():
+            print(f"\n{stem}, per code cell (full mode, offline):\n\n| cell | seconds | peak MiB | first line |\n"
+                  "| ---: | ---: | ---: | --- |")
+            for number, spent, peak, first_line in figures["cells"]:
+                print(f"| {number} | {spent:.1f} | {peak:,} | `{first_line.replace('|', '/')}` |")
     print(f"\n| notebook | wall time, full mode | peak memory | ({os.cpu_count()} cores, CPU only)")
     print("| --- | --- | --- |")
     for stem, figures in results.items():

@@ -155,6 +155,26 @@ def freeze_unused_pooler(model) -> None:
                 pass
 
 
+
+def train_top_layers(model, first: int) -> list[str]:
+    """Freeze the embeddings and the encoder layers below `first` of every BertBackbone in `model`, so that
+    only layers `first`, `first + 1`, ... and the head train (0 freezes nothing). Frozen layers
+    need no gradient, no optimizer state and, below the lowest trained layer, no activations kept for the
+    backward pass: a step costs less time and memory. Returns the names of the layers frozen."""
+    frozen = []
+    for layer in [model, *layers_below(model)]:
+        if type(layer).__name__ != "BertBackbone":
+            continue
+        count = layer.num_layers
+        if not 0 <= first <= count:
+            raise ValueError(f"first must be between 0 and the encoder's {count} layers, got {first}")
+        names = ["token_embedding", "position_embedding", "segment_embedding", "embeddings_layer_norm"]
+        names += [f"transformer_layer_{i}" for i in range(count)]
+        for name in names[:0 if first == 0 else 4 + first]:
+            layer.get_layer(name).trainable = False
+            frozen.append(name)
+    return frozen
+
 # ----------------------------------------------------------------------------------------------
 # The verdicts every head shares (in the grader's process when grading)
 

@@ -385,6 +385,7 @@ def test_added_paragraphs_go_to_train_and_validation_and_move_no_original_one(tm
     (source / corpus.ADDED_DIR / "more.txt").write_text("\n===\n".join(extra) + "\n", encoding="utf-8")
     after = corpus.split_paragraphs(corpus.read_sources(source))
     assert {title: after[title] for title in before} == before
+    assert corpus.added_titles(source) == {f"Added {n}" for n in range(9)}
     added = [after[f"Added {n}"] for n in range(9)]
     assert "test" not in added and added.count("validation") == 2, added  # 20% of 6 history, 1 of 3 sport
     corpus.build(source, tmp_path / "out")

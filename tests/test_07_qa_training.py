@@ -15,7 +15,7 @@ from course_lib.layers import best_span, make_windows, squad_em_f1  # noqa: E402
 from course_lib.pretrained import load_bert  # noqa: E402
 from course_lib.qa import stories  # noqa: E402
 from course_lib.qa.answering import Prediction, Reader, decode, evaluate, highlight  # noqa: E402
-from course_lib.qa.features import encode_examples  # noqa: E402
+from course_lib.qa.features import encode_examples, thin_unanswered  # noqa: E402
 from course_lib.qa.squad import Answer, QAExample  # noqa: E402
 from course_lib.qa.training import fine_tune_spans, predict_logits, span_loss  # noqa: E402
 
@@ -59,6 +59,22 @@ def test_malformed_windows_are_named(tokenizer):
                                                           for w in make_windows(*a, **k)], max_length=32, stride=8)
     with pytest.raises(ValueError, match="no start_position"):
         encode_examples(tokenizer, one, lambda *a, **k: make_windows(*a[:5]), max_length=32, stride=8)
+
+
+def test_thinning_keeps_every_answered_window_and_a_seeded_share_of_the_others():
+    labels = np.array([[0, 0]] * 1000 + [[5, 7]] * 100 + [[0, 3]])
+    arrays = {"labels": labels, "token_ids": np.arange(len(labels))[:, None]}
+    thinned = thin_unanswered(arrays, 0.25, seed=1)
+    kept = thinned["token_ids"][:, 0]
+    assert set(range(1000, 1101)) <= set(kept)  # every window with an answer, ([0, 3] too)
+    assert 200 <= np.sum(kept < 1000) <= 300
+    assert np.array_equal(thinned["labels"], labels[kept])
+    assert np.array_equal(thin_unanswered(arrays, 0.25, seed=1)["token_ids"], thinned["token_ids"])
+    assert len(thin_unanswered(arrays, 0.0)["labels"]) == 101 and len(thin_unanswered(arrays, 1.0)["labels"]) == 1101
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        thin_unanswered(arrays, 1.5)
+    with pytest.raises(ValueError, match="labels"):
+        thin_unanswered({"token_ids": arrays["token_ids"]}, 0.5)
 
 
 def test_span_loss_is_the_mean_of_two_cross_entropies():

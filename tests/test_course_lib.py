@@ -87,6 +87,28 @@ def test_a_layer_made_for_a_check_is_built_by_its_first_call_without_a_symbolic_
     assert [tuple(w.shape) for w in made.weights] == [tuple(w.shape) for w in plain.weights] == [(4, 3), (3,)]
 
 
+def test_training_only_the_top_layers_freezes_the_embeddings_and_the_layers_below():
+    import keras
+
+    from course_lib.heads import TINY_BACKBONE, tiny_backbone, train_top_layers
+
+    backbone = tiny_backbone({**TINY_BACKBONE, "num_layers": 3})
+    sequence = backbone(backbone.input)["sequence_output"]
+    model = keras.Model(backbone.input, keras.layers.Dense(2)(sequence))
+    every = {id(w) for w in model.trainable_weights}
+    assert train_top_layers(model, 0) == [] and {id(w) for w in model.trainable_weights} == every
+    frozen = train_top_layers(model, 2)
+    assert frozen == ["token_embedding", "position_embedding", "segment_embedding", "embeddings_layer_norm",
+                      "transformer_layer_0", "transformer_layer_1"]
+    trained = {id(w) for w in model.trainable_weights}
+    for name in frozen:
+        assert not {id(w) for w in backbone.get_layer(name).weights} & trained, name
+    assert {id(w) for w in backbone.get_layer("transformer_layer_2").weights} <= trained
+    assert {id(w) for w in model.layers[-1].weights} <= trained  # the head
+    with pytest.raises(ValueError, match="between 0 and the encoder's 3 layers"):
+        train_top_layers(model, 4)
+
+
 def test_fast_mode_switch(monkeypatch):
     monkeypatch.setenv("COURSE_FAST", "1")
     assert env.fast_mode() and env.pick(full=100, fast=3) == 3

@@ -62,6 +62,11 @@ def is_added(paragraph: Paragraph) -> bool:
     return Path(paragraph.path).parent.name == ADDED_DIR
 
 
+def added_titles(source_dir: str | os.PathLike | None = None) -> set[str]:
+    """The titles of the paragraphs in source/added/ (written after the test split was fixed)."""
+    return {paragraph.title for paragraph in read_sources(source_dir) if is_added(paragraph)}
+
+
 def read_sources(source_dir: str | os.PathLike | None = None) -> list[Paragraph]:
     """The paragraphs of every `*.txt` in `source_dir` (default: the package's sources), files by name, then of
     every `added/*.txt`.

@@ -88,3 +88,17 @@ def encode_examples(tokenizer, examples: Sequence, make_windows: Callable, *, ma
         print(f"{len(examples)} questions -> {len(result)} windows of {max_length} tokens "
               f"({int(several.sum())} contexts need more than one window)")
     return result
+
+
+def thin_unanswered(arrays: dict, keep: float, *, seed: int = 0) -> dict:
+    """The training windows with every window that holds its answer and a share `keep` (0 to 1) of those that
+    do not (labels (0, 0)), drawn with a seeded generator. A long context gives several windows without the
+    answer for one with it; they teach the reader little that the others do not, and each costs a full step's
+    share of time on a CPU."""
+    if not 0.0 <= keep <= 1.0:
+        raise ValueError(f"keep is a share of the windows without the answer, between 0 and 1; got {keep}")
+    if "labels" not in arrays:
+        raise ValueError("thin_unanswered needs the training windows' labels (encode_examples with_answers=True)")
+    unanswered = (np.asarray(arrays["labels"]) == 0).all(axis=1)
+    chosen = ~unanswered | (np.random.default_rng(seed).random(len(unanswered)) < keep)
+    return {name: np.asarray(values)[chosen] for name, values in arrays.items()}
