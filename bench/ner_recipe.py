@@ -73,8 +73,8 @@ def main(argv=None) -> int:
         arrays = encode(sentences)
         label_ids = training.predict_labels(model, arrays, batch_size=64)
         first = arrays["labels"] != -100
-        predicted = [[LABELS[i] for i in row[keep]] for row, keep in zip(label_ids, first)]
-        predicted = [p + ["O"] * (len(s.tags) - len(p)) for p, s in zip(predicted, sentences)]
+        predicted = [[LABELS[i] for i in row[keep]] for row, keep in zip(label_ids, first, strict=True)]
+        predicted = [p + ["O"] * (len(s.tags) - len(p)) for p, s in zip(predicted, sentences, strict=True)]
         result = entity_scores([list(s.tags) for s in sentences], predicted)
         scores[name] = {kind: round(value["f1"], 3) for kind, value in result.items()}
     tag = Tagger(model, bert.tokenizer, predictions_to_entities)

@@ -37,28 +37,32 @@ class PeakMemory:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
-    def _sample(self) -> None:
+    @staticmethod
+    def children_rss() -> int:
         import psutil
 
-        me = psutil.Process()
+        total = 0
+        for child in psutil.Process().children(recursive=True):
+            try:
+                total += child.memory_info().rss
+            except psutil.Error:  # a child that ended between listing and reading
+                pass
+        return total
+
+    def _sample(self) -> None:
         while not self._stop.is_set():
-            total = 0
-            for child in me.children(recursive=True):
-                try:
-                    total += child.memory_info().rss
-                except psutil.Error:  # a child that ended between listing and reading
-                    pass
+            total = self.children_rss()
             self.peak_bytes = max(self.peak_bytes, total)
             self.cell_peak = max(self.cell_peak, total)
             self._stop.wait(self.interval)
 
     def start_cell(self, **_) -> None:
-        self.cell_peak = 0
+        self.cell_peak = self.children_rss()  # a cell shorter than the sampling interval still gets a reading
 
     def hooks(self, peaks: dict[int, int]) -> dict:
         """nbclient hooks that record each code cell's peak (bytes) in `peaks`, by cell index."""
         def executed(cell_index, **_):
-            peaks[cell_index] = self.cell_peak
+            peaks[cell_index] = max(self.cell_peak, self.children_rss())
         return {"on_cell_execute": self.start_cell, "on_cell_executed": executed}
 
     def __enter__(self) -> PeakMemory:

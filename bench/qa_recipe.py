@@ -55,12 +55,12 @@ def main(argv=None) -> int:
 
     from course_lib import layers
     from course_lib.finetuning import lengths_of
+    from course_lib.heads import train_top_layers
     from course_lib.pretrained import load_bert
     from course_lib.qa import corpus, stories
     from course_lib.qa.answering import Reader, evaluate
     from course_lib.qa.features import encode_examples
     from course_lib.qa.training import fine_tune_spans
-    from course_lib.heads import train_top_layers
 
     data = corpus.load_splits()
     train, validation = data["train"], data["validation"]

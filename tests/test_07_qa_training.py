@@ -147,7 +147,7 @@ def test_many_questions_at_once_get_what_one_at_a_time_gets(tiny_reader):
     contexts = [e.context for e in examples[:12]]
     together = reader.many(questions, contexts, batch_size=5)
     assert [(p.text, p.start) for p in together] == [(reader.answer(q, c).text, reader.answer(q, c).start)
-                                                    for q, c in zip(questions, contexts)]
+                                                    for q, c in zip(questions, contexts, strict=True)]
     one_context = reader.many(questions[:3], contexts[0])
     assert [p.text for p in one_context] == [reader.answer(q, contexts[0]).text for q in questions[:3]]
     with pytest.raises(ValueError, match="3 questions but 2 contexts"):

@@ -46,7 +46,8 @@ def layer_outputs(backbone):
 def word_features(backbone, arrays: Mapping[str, np.ndarray], *, batch_size: int = 64):
     """Every layer's vector at each labelled piece (a word's first piece), with its label and sentence.
 
-    Returns (layers, labels, sentence): `layers` a list of (words, hidden) float32 arrays, embedding first."""
+    Returns (layers, labels, sentence): `layers` a list of (words, hidden) float16 arrays, embedding first
+    (half the memory of float32; a probe's F1 does not notice the rounding)."""
     model = layer_outputs(backbone)
     layers, labels, sentence = None, [], []
     for begin in range(0, len(arrays["token_ids"]), batch_size):
@@ -58,7 +59,7 @@ def word_features(backbone, arrays: Mapping[str, np.ndarray], *, batch_size: int
         if layers is None:
             layers = [[] for _ in outputs]
         for store, output in zip(layers, outputs, strict=True):
-            store.append(output[kept].astype(np.float32))
+            store.append(output[kept].astype(np.float16))
         labels.append(arrays["labels"][rows, :length][kept])
         sentence.append(np.nonzero(kept)[0] + begin)
     return [np.concatenate(store) for store in layers], np.concatenate(labels), np.concatenate(sentence)

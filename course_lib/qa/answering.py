@@ -105,7 +105,8 @@ class Reader:
                             "reader.many(questions, contexts)")
         return self.many([question], [context])[0]
 
-    def many(self, questions: Sequence[str], contexts: Sequence[str] | str, *, batch_size: int = 32) -> list[Prediction]:
+    def many(self, questions: Sequence[str], contexts: Sequence[str] | str, *,
+             batch_size: int = 32) -> list[Prediction]:
         """The answer to each question in its context (one context for all, or one per question), every window
         of every question scored in the same batches: far faster than one `answer` call per question."""
         if isinstance(questions, str):
@@ -114,10 +115,10 @@ class Reader:
         if len(contexts) != len(questions):
             raise ValueError(f"{len(questions)} questions but {len(contexts)} contexts: give one context for all "
                              "or one per question")
-        for number, (question, context) in enumerate(zip(questions, contexts)):
+        for number, (question, context) in enumerate(zip(questions, contexts, strict=True)):
             if not question.strip() or not context.strip():
                 raise ValueError(f"question {number} or its context has no text: give both some text")
-        return self.predict([_Question(q, c) for q, c in zip(questions, contexts)], batch_size=batch_size)
+        return self.predict([_Question(q, c) for q, c in zip(questions, contexts, strict=True)], batch_size=batch_size)
 
 
 def highlight(context: str, prediction: Prediction, *, question: str = "", gold: str | None = None) -> str:

@@ -311,8 +311,8 @@ def render(source_dir: str | os.PathLike | None = None) -> dict:
 
 
 def build(source_dir: str | os.PathLike | None = None, out_dir: str | os.PathLike | None = None) -> dict:
-    """Write train.json, validation.json and test.json (SQuAD v1.1), splits.json (title -> split) and the generated blocks of
-    DATA_CARD.md into `out_dir` (default: the package's data folder). Returns what `render` returns."""
+    """Write train.json, validation.json and test.json (SQuAD v1.1), splits.json (title -> split) and the generated
+    blocks of DATA_CARD.md into `out_dir` (default: the package's data folder). Returns what `render` returns."""
     out_dir = Path(out_dir) if out_dir is not None else DATA_DIR
     built = render(source_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

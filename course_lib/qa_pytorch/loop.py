@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from course_lib.finetuning import NO_WEIGHT_DECAY, batch_plan, lengths_of
+from course_lib.finetuning import NO_WEIGHT_DECAY, batch_plan, lengths_of, release_memory  # noqa: F401 (08 uses it)
 from course_lib.heads import INPUT_NAMES
 
 
@@ -108,19 +108,3 @@ def first_questions(windows, count: int):
     return Windows({name: np.asarray(value)[rows] for name, value in windows.arrays.items()},
                    np.asarray(windows.example)[rows], [windows.offsets[row] for row in rows],
                    np.asarray(windows.context_mask)[rows])
-
-
-def release_memory() -> None:
-    """Hand memory that Python and PyTorch have freed back to the operating system. glibc's allocator (Linux) keeps
-    freed memory for reuse, so after training the process still holds about a gigabyte of activations it no longer
-    needs; malloc_trim returns it, leaving room for a child process. Elsewhere, only a garbage collection."""
-    import ctypes
-    import ctypes.util
-    import gc
-    import sys
-
-    gc.collect()
-    if sys.platform.startswith("linux"):
-        library = ctypes.util.find_library("c")
-        if library:
-            ctypes.CDLL(library).malloc_trim(0)

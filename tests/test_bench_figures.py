@@ -1,0 +1,41 @@
+"""The README's notebook table quotes the figures bench/notebook_time.py recorded, never figures typed by hand."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "bench"))
+import notebook_time  # noqa: E402
+
+
+def test_every_notebook_has_recorded_figures():
+    figures = json.loads(notebook_time.FIGURES.read_text())
+    stems = sorted(p.name for p in (REPO / "solutions").iterdir() if (p / f"{p.name}.ipynb").is_file())
+    missing = [stem for stem in stems if stem not in figures]
+    assert not missing, (f"no recorded figures for {missing}: run .venv/bin/python bench/notebook_time.py "
+                         f"{' '.join(missing)} --record on a quiet machine")
+
+def test_the_readme_table_is_the_recorded_figures():
+    figures = json.loads(notebook_time.FIGURES.read_text())
+    text = notebook_time.README.read_text()
+    assert notebook_time.readme_with_figures(text, figures) == text, (
+        "README.md's times or memory differ from bench/notebook_figures.json: run .venv/bin/python "
+        "bench/notebook_time.py --readme")
+    for stem in figures:
+        assert f"`{stem}`" in text, f"README.md's table has no row for {stem}"
+
+@pytest.mark.parametrize("seconds, shown", [(7.6, "8 s"), (106, "1 min 46 s"), (299, "4 min 59 s"),
+                                            (359, "6 min"), (330, "6 min"), (329, "5 min")])
+def test_durations_read_as_the_readme_writes_them(seconds, shown):
+    assert notebook_time.duration(seconds) == shown
+
+def test_rows_are_rewritten_in_place():
+    text = "intro\n| 07 | `07_qa` | a reader | 14 min | 3.7 GiB |\n| 09 | `09_x` | other | 1 s | 0.1 GiB |\n"
+    figures = {"07_qa": {"wall_seconds": 421.0, "peak_memory_mib": 2200}}
+    assert notebook_time.readme_with_figures(text, figures) == (
+        "intro\n| 07 | `07_qa` | a reader | 7 min | 2.1 GiB |\n| 09 | `09_x` | other | 1 s | 0.1 GiB |\n")
