@@ -12,14 +12,14 @@ quiet machine.
 from __future__ import annotations
 
 import argparse
-import json
-import resource
 import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+from recipe_log import log_run, peak_rss_gib  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -84,13 +84,9 @@ def main(argv=None) -> int:
     tag.many(texts)
     per_second = len(texts) / (time.perf_counter() - started)
     row = {**vars(args), "train_sentences": len(data["train"]), "seconds": round(seconds, 1),
-           "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
+           "peak_rss_gib": peak_rss_gib(),
            "validation_f1": scores, "tagged_per_second": round(per_second, 1)}
-    print(json.dumps(row))
-    out = REPO / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "ner_recipes.jsonl", "a") as handle:
-        handle.write(json.dumps(row) + "\n")
+    log_run("ner_recipes", row)
     return 0
 
 

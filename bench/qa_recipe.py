@@ -11,14 +11,14 @@ Each run appends one JSON line to bench/results/qa_recipes.jsonl. Run one at a t
 from __future__ import annotations
 
 import argparse
-import json
-import resource
 import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+from recipe_log import log_run, peak_rss_gib  # noqa: E402
 
 
 def build_qa_model(backbone, dropout=0.1):
@@ -96,12 +96,8 @@ def main(argv=None) -> int:
                         "questions": result["questions"]}
     row = {**vars(args), "train_questions": len(train), "windows": int(len(arrays["labels"])), "tokens": tokens,
            "seconds": round(seconds, 1), "tokens_per_second": round(args.epochs * tokens / seconds),
-           "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2), **scores}
-    print(json.dumps(row))
-    out = REPO / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "qa_recipes.jsonl", "a") as handle:
-        handle.write(json.dumps(row) + "\n")
+           "peak_rss_gib": peak_rss_gib(), **scores}
+    log_run("qa_recipes", row)
     return 0
 
 
