@@ -21,15 +21,6 @@ sys.path.insert(0, str(REPO / "bench"))
 from recipe_log import log_run, peak_rss_gib  # noqa: E402
 
 
-def build_qa_model(backbone, dropout=0.1):
-    """Notebook 07's model: BERT's sequence output, dropout, Dense(2), two outputs."""
-    import keras
-
-    sequence_output = backbone(backbone.input)["sequence_output"]
-    logits = keras.layers.Dense(2, name="span_logits")(keras.layers.Dropout(dropout)(sequence_output))
-    return keras.Model(backbone.input, [logits[..., 0], logits[..., 1]])
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-length", type=int, default=256)
@@ -53,6 +44,7 @@ def main(argv=None) -> int:
     import keras
     import numpy as np
 
+    from autograde.reference.qa.model import build_qa_model
     from course_lib import layers
     from course_lib.finetuning import lengths_of
     from course_lib.heads import train_top_layers

@@ -94,7 +94,8 @@ class Tagger:
     def predict_many(self, texts: Sequence[str], *, batch_size: int = 32) -> list[list[dict]]:
         """`predict` for every text, with the windows of all the texts run through the model together, in
         batches of similar lengths (one call per window is several times slower)."""
-        from course_lib.finetuning import batch_plan
+        from course_lib.heads import INPUT_NAMES
+        from course_lib.ner.training import predict_labels
 
         if isinstance(texts, str):
             raise TypeError("predict_many takes a list of texts; for one text, call predict(text)")
@@ -102,18 +103,14 @@ class Tagger:
         windows = [window for text_windows in encoded for window in text_windows]
         if not windows:
             return encoded
-        lengths = np.array([window["inputs"]["token_ids"].shape[1] for window in windows])
-        width = int(lengths.max())
-        inputs = {name: np.zeros((len(windows), width), np.int32) for name in ("token_ids", "segment_ids",
-                                                                                "padding_mask")}
+        lengths = [window["inputs"]["token_ids"].shape[1] for window in windows]
+        inputs = {name: np.zeros((len(windows), max(lengths)), np.int32) for name in INPUT_NAMES}
         for row, window in enumerate(windows):
             for name, values in window["inputs"].items():
                 inputs[name][row, :values.shape[1]] = values[0]
-        for rows, columns in batch_plan(lengths, batch_size, bucket=8, max_length=width):
-            logits = self.model.predict_on_batch({name: values[rows, :columns] for name, values in inputs.items()})
-            best = np.argmax(np.asarray(logits), axis=-1)
-            for row, labels in zip(rows, best, strict=True):
-                windows[row]["label_ids"] = labels[:lengths[row]].tolist()
+        label_ids = predict_labels(self.model, inputs, batch_size, bucket=8)
+        for window, labels, length in zip(windows, label_ids, lengths, strict=True):
+            window["label_ids"] = labels[:length].tolist()
         return encoded
 
     def __call__(self, text: str) -> list[dict]:
