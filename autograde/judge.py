@@ -23,7 +23,7 @@ from autograde import checks, registry
 from autograde.course import RELEASE_DIRECTORY, REPO_ROOT
 from autograde.normalise import SKIP_KEY, nbgrader_meta, normalise
 from autograde.remote import KernelTrouble, Remote
-from autograde.sandbox import DEFAULT_MEMORY, HIDDEN_BY_DEFAULT, SandboxKernel, declared_env
+from autograde.sandbox import DEFAULT_MEMORY, HIDDEN_BY_DEFAULT, SandboxKernel, declared_env, shadowing_names
 from autograde.suspicion import flags_in_cells, flags_in_errors
 from course_lib.checking import CheckFailed
 from course_lib.env import quiet_tensorflow
@@ -244,4 +244,9 @@ def _copy_extras(folder: Path, work: Path, stem: str) -> list[str]:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, target)
     names = ", ".join(str(p.relative_to(folder)) for p in extras[:5]) + (" ..." if len(extras) > 5 else "")
-    return [f"extra files available to the notebook: {names}"]
+    notes = [f"extra files available to the notebook: {names}"]
+    shadowing = shadowing_names(work)
+    if shadowing:
+        notes.append(f"{', '.join(shadowing)} named like a module the course or Python provides: the notebook was "
+                     "graded with the installed one (rename a helper of your own to use it)")
+    return notes

@@ -8,6 +8,7 @@ grader talks to it over Unix sockets in the working folder (the sandbox has no n
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import re
@@ -111,6 +112,46 @@ def declared_env(notebook) -> dict[str, str]:
     return dict(section)
 
 
+# Run at the kernel's start: the submission's folder becomes the last place a module is looked for, after sys.path
+# and every finder (the course's own packages are found by an editable install's finder, which comes after sys.path).
+_FOLDER_LAST = """
+import sys as _sys
+class _SubmissionFolder:
+    @staticmethod
+    def find_spec(name, path=None, target=None, _finder=__import__("importlib.machinery").machinery.PathFinder):
+        return None if path is not None else _finder.find_spec(name, [{folder!r}])
+_sys.meta_path.append(_SubmissionFolder)
+del _sys, _SubmissionFolder
+"""
+
+
+def student_folder_last(work: Path) -> list[str]:
+    """The kernel's interpreter options and module: the submission's folder searched after the course and every
+    library, never before, so a file named like one of them (a `course_lib.py`, a `numpy.py`) cannot replace it,
+    while the student's own helper modules still import. -P keeps the folder off sys.path (IPython honours it and
+    adds nothing); the kernel's start-up code then puts it behind everything else."""
+    code = _FOLDER_LAST.format(folder=str(work))
+    return ["-P", "-m", "ipykernel_launcher", f"--IPKernelApp.exec_lines=[{json.dumps(code)}]"]
+
+
+def shadowing_names(folder: Path) -> list[str]:
+    """The files or packages at the top of a submission named like a module the course or Python provides."""
+    import importlib.util
+
+    names = set()
+    for path in folder.iterdir():
+        name = path.stem if path.suffix == ".py" else path.name if (path / "__init__.py").is_file() else ""
+        if not name.isidentifier():
+            continue
+        try:
+            found = name in sys.stdlib_module_names or importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if found:
+            names.add(path.name)
+    return sorted(names)
+
+
 @dataclass
 class Outcome:
     """What became of one piece of code run in the kernel."""
@@ -151,7 +192,7 @@ class SandboxKernel:
                                         connection_file=str(channels / "connection.json"))
         manager._kernel_spec = KernelSpec(argv=[], display_name="sandbox", language="python",
                                           interrupt_mode="message")
-        python = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+        python = [sys.executable, *student_folder_last(self.work), "-f", "{connection_file}",
                   "--HistoryManager.enabled=False"]
         manager.sandbox_argv = sandbox_command(self.work, self.hidden, python,
                                                kernel_env(self.work, threads=self.threads, declared=self.env),

@@ -128,6 +128,13 @@ course_lib.checking.expect_close = lambda *args, **kwargs: None
 def get_angles(pos, k, d):
     return np.zeros((pos.shape[0], k.shape[1]))
 '''
+HELPER_SCALE = '''
+import my_helpers
+
+
+def get_angles(pos, k, d):
+    return pos / np.power(my_helpers.SCALE, (2 * (k // 2)) / np.float64(d))
+'''
 IMPORT_GRADER = '''
 from autograde.reference.positional_encoding import get_angles
 '''
@@ -192,6 +199,11 @@ def write_submission(name: str, folder: Path) -> None:
         nbformat.write(answered(), target)
         (folder / "helpers.py").write_text("SCALE = 10000\n")
         (folder / "notes.txt").write_text("my notes\n")
+    elif name == "files named like modules":
+        nbformat.write(with_answer("get_angles", HELPER_SCALE), target)
+        (folder / "my_helpers.py").write_text("SCALE = 10000\n")
+        for shadow in ("course_lib.py", "numpy.py"):
+            (folder / shadow).write_text("raise SystemExit('shadowed')\n")
     elif name == "notebook missing":
         nbformat.write(answered(), folder / "homework.ipynb")
     else:
@@ -199,7 +211,7 @@ def write_submission(name: str, folder: Path) -> None:
 
 
 def names() -> list[str]:
-    return [*BUILDERS, *RAW, "extra files", "notebook missing"]
+    return [*BUILDERS, *RAW, "extra files", "files named like modules", "notebook missing"]
 
 
 def outcome_table(path: Path) -> dict[str, dict[str, str]]:
