@@ -4,7 +4,8 @@
 checks build the learner's model on a tiny keras-hub `BertBackbone` (random sizes, every weight from a seeded
 generator, no dropout inside the encoder), call it on padded batches (`classifier_batches`), find the head among
 the layers outside the backbone (`head_candidates`), and share two verdicts: determinism at inference
-(`expect_deterministic`) and a trained encoder with dropout before the head (`expect_trained_encoder_and_dropout`).
+(`expect_deterministic`) and a trained encoder with dropout before the head (`expect_trained_encoder_and_dropout`),
+the encoder's training observed through its gradients (`gradient_reach`, `expect_encoder_trains`).
 `freeze_unused_pooler` is the one place the pooler, which no head here reads, is frozen.
 """
 
@@ -136,12 +137,36 @@ def head_candidates(model, backbone) -> list:
             if id(layer) not in inside and getattr(layer, "kernel", None) is not None and len(layer.kernel.shape) == 2]
 
 
-def trained_share(model, backbone) -> dict:
-    """Whether the backbone trains, and how many of its weights are among the model's trainable ones."""
-    trained = {id(variable) for variable in model.trainable_weights}
-    weights = backbone.weights
-    return {"backbone_trainable": bool(backbone.trainable), "backbone_weights": len(weights),
-            "backbone_trained": sum(id(variable) in trained for variable in weights)}
+UNUSED_BY_HEADS = "pooled_dense"  # the pooler ([CLS] -> dense -> tanh): no head on the sequence output reads it
+
+
+def _fixed_weights(shape):
+    """Weights for a sum over an output that no symmetry cancels: sin(1), sin(2), ... laid out in `shape`."""
+    import tensorflow as tf
+
+    return tf.reshape(tf.sin(tf.cast(tf.range(1, tf.reduce_prod(shape) + 1), tf.float64)), shape)
+
+
+def gradient_reach(model, backbone, inputs: Mapping) -> dict:
+    """What training would do to the backbone, observed (TensorFlow): the paths of its weights, those among the
+    model's trainable weights, and those a loss on the model's outputs sends a non-zero gradient to (the loss is a
+    fixed weighted sum of every output, training=False so that dropout cannot hide a path)."""
+    import tensorflow as tf
+
+    tensors = {name: tf.constant(np.asarray(value, np.int32)) for name, value in inputs.items()}
+    variables = list(backbone.weights)
+    with quiet(), tf.GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch([variable.value for variable in variables])
+        outputs = tf.nest.flatten(model(tensors, training=False))
+        loss = tf.add_n([tf.reduce_sum(tf.cast(output, tf.float64) * _fixed_weights(tf.shape(output)))
+                         for output in outputs])
+    gradients = tape.gradient(loss, [variable.value for variable in variables])
+    trainable = {id(variable) for variable in model.trainable_weights}
+    return {"backbone_trainable": bool(backbone.trainable),
+            "backbone_paths": [variable.path for variable in variables],
+            "trained": [variable.path for variable in variables if id(variable) in trainable],
+            "reached": [variable.path for variable, gradient in zip(variables, gradients, strict=True)
+                        if gradient is not None and bool(tf.reduce_any(tf.convert_to_tensor(gradient) != 0))]}
 
 
 def freeze_unused_pooler(model) -> None:
@@ -186,15 +211,33 @@ def expect_deterministic(report: dict, inference: np.ndarray, label: str) -> Non
                           "inference. Let Keras pass `training` to the Dropout layer (never training=True)")
 
 
+def _some(paths: Sequence[str]) -> str:
+    return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+
+
+def expect_encoder_trains(report: dict, label: str) -> None:
+    """Every encoder weight (all but the pooler, which no head reads) is among the model's trainable weights and
+    receives a gradient from the outputs: judged from `gradient_reach`'s observation, not from flags."""
+    encoder = [path for path in report["backbone_paths"] if UNUSED_BY_HEADS not in path]
+    frozen = [path for path in encoder if path not in report["trained"]]
+    if frozen:
+        why = ("backbone.trainable is False" if not report["backbone_trainable"] else
+               "they are not among the model's trainable weights")
+        raise CheckFailed(f"[{label}] {len(frozen)} of the encoder's {len(encoder)} weights would not be trained "
+                          f"({_some(frozen)}): {why}. Fine-tuning trains the encoder with the head; do not freeze it")
+    cut = [path for path in encoder if path not in report["reached"]]
+    if cut:
+        raise CheckFailed(f"[{label}] a loss on the model's outputs sends no gradient to {len(cut)} of the encoder's "
+                          f"{len(encoder)} weights ({_some(cut)}), so training would not change them: compute the "
+                          "logits from the backbone's sequence_output with Keras operations only (no "
+                          "stop_gradient, no detour through NumPy)")
+
+
 def expect_trained_encoder_and_dropout(report: dict, inference: np.ndarray, label: str) -> None:
     """The checks a fine-tuning head shares (06's and 07's): every encoder weight trained, dropout acting in
     training only, on the encoder's output, at the given rate. `inference`: the first batch's logits with
     training=False."""
-    if not report["backbone_trainable"] or report["backbone_trained"] < report["backbone_weights"]:
-        frozen = report["backbone_weights"] - report["backbone_trained"]
-        raise CheckFailed(f"[{label}] {frozen} of the backbone's {report['backbone_weights']} weights are not trained "
-                          f"(backbone.trainable is {report['backbone_trainable']}): fine-tuning trains the encoder "
-                          "with the head; do not freeze it")
+    expect_encoder_trains(report, label)
     training = np.asarray(report["training"], np.float64)
     if np.allclose(training, inference, atol=1e-6):
         raise CheckFailed(f"[{label}] with dropout={HEAD_DROPOUT} and training=True the logits are those of "

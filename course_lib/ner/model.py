@@ -26,10 +26,10 @@ from course_lib.heads import (
     classifier_batches,
     expect_deterministic,
     expect_trained_encoder_and_dropout,
+    gradient_reach,
     head_candidates,
     seeded_classifier_weights,
     tiny_backbone,
-    trained_share,
 )
 from course_lib.ner.loss import IGNORE, LOSS_CASES, expect_loss, loss_case, run_loss
 
@@ -77,7 +77,7 @@ def run_token_classifier(build_token_classifier, config: Mapping, num_labels: in
                           "return keras.Model(inputs, logits)")
     first = _call_model(model, batches[0], training=False)
     report = {"shape": list(first.shape), "heads": [_describe(layer) for layer in head_candidates(model, backbone)],
-              **trained_share(model, backbone), "logits": None}
+              **gradient_reach(model, backbone, batches[0]), "logits": None}
     hidden = config["hidden_dim"]
     heads = [layer for layer in head_candidates(model, backbone) if tuple(layer.kernel.shape) == (hidden, num_labels)]
     if len(heads) != 1 or getattr(heads[0], "bias", None) is None:

@@ -24,10 +24,10 @@ from course_lib.heads import (
     classifier_batches,
     expect_deterministic,
     expect_trained_encoder_and_dropout,
+    gradient_reach,
     head_candidates,
     seeded_classifier_weights,
     tiny_backbone,
-    trained_share,
 )
 
 STEM = "07_qa"
@@ -120,7 +120,8 @@ def run_qa_model(build_qa_model, config: Mapping, *, backbone_weights: Mapping, 
     kind, first = _outputs(model, batches[0], training=False)
     heads = head_candidates(model, backbone)
     report = {"kind": kind, "shapes": [list(output.shape) for output in first],
-              "heads": [_layer_facts(layer) for layer in heads], **trained_share(model, backbone), "outputs": None}
+              "heads": [_layer_facts(layer) for layer in heads], **gradient_reach(model, backbone, batches[0]),
+              "outputs": None}
     layout = _layout(heads, config["hidden_dim"])
     if layout is None or len(first) != 2 or first[0].shape != first[1].shape:
         return report

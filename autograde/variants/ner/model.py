@@ -64,6 +64,25 @@ CLASSIFIER = [
         "            return self.classify(self.drop(vectors, training=training))\n"
         "\n"
         "    return TokenClassifier()\n")),
+    right("build_token_classifier", "a functional graph on the backbone's own outputs (its pooler left out)", source=(
+        "def build_token_classifier(backbone, num_labels, dropout=0.1):\n"
+        "    x = keras.layers.Dropout(dropout)(backbone.output['sequence_output'])\n"
+        "    return keras.Model(backbone.input, keras.layers.Dense(num_labels)(x))\n")),
+    right("build_token_classifier", "the unused pooler frozen", old="    inputs = backbone.input",
+          new="    backbone.get_layer('pooled_dense').trainable = False\n    inputs = backbone.input"),
+    wrong("build_token_classifier", "the sequence output cut from the gradient (stop_gradient)",
+          old="x = keras.layers.Dropout(dropout)(sequence_output)",
+          new="x = keras.layers.Dropout(dropout)(keras.ops.stop_gradient(sequence_output))",
+          message="sends no gradient to"),
+    wrong("build_token_classifier", "the embeddings frozen", old="    inputs = backbone.input",
+          new="    for name in ('token_embedding', 'position_embedding', 'segment_embedding'):\n"
+              "        backbone.get_layer(name).trainable = False\n    inputs = backbone.input",
+          message="would not be trained"),
+    wrong("build_token_classifier", "a functional graph on the backbone's outputs, detached", source=(
+        "def build_token_classifier(backbone, num_labels, dropout=0.1):\n"
+        "    x = keras.ops.stop_gradient(backbone.output['sequence_output'])\n"
+        "    logits = keras.layers.Dense(num_labels)(keras.layers.Dropout(dropout)(x))\n"
+        "    return keras.Model(backbone.input, logits)\n"), message="sends no gradient to"),
     right("build_token_classifier", "an EinsumDense head with a bias",
           old='keras.layers.Dense(num_labels, name="token_logits")',
           new='keras.layers.EinsumDense("bsh,hk->bsk", output_shape=(None, num_labels), bias_axes="k")'),

@@ -56,6 +56,22 @@ VARIANTS = [
     right("build_qa_model", "an EinsumDense head with a bias", source=_cell(
         SEQUENCE, DROPPED, "logits = keras.layers.EinsumDense('bsh,hk->bsk', output_shape=(None, 2), "
         "bias_axes='k')(x)", UNSTACK)),
+    right("build_qa_model", "a functional graph on the backbone's own outputs (its pooler left out)", source=(
+        "import keras\n\n\ndef build_qa_model(backbone, dropout=0.1):\n"
+        "    x = keras.layers.Dropout(dropout)(backbone.output['sequence_output'])\n"
+        "    logits = keras.layers.Dense(2)(x)\n"
+        "    return keras.Model(backbone.input, [logits[..., 0], logits[..., 1]])\n")),
+    wrong("build_qa_model", "the sequence output cut from the gradient (stop_gradient)", source=_cell(
+        SEQUENCE, "x = keras.layers.Dropout(dropout)(keras.ops.stop_gradient(sequence))", *STANDARD[2:]),
+          message="sends no gradient to"),
+    wrong("build_qa_model", "the lower layers frozen", source=_cell(
+        *STANDARD, head=("backbone.get_layer('transformer_layer_0').trainable = False",)),
+          message="would not be trained"),
+    wrong("build_qa_model", "a functional graph on the backbone's outputs, detached", source=(
+        "import keras\n\n\ndef build_qa_model(backbone, dropout=0.1):\n"
+        "    x = keras.ops.stop_gradient(backbone.output['sequence_output'])\n"
+        "    logits = keras.layers.Dense(2)(keras.layers.Dropout(dropout)(x))\n"
+        "    return keras.Model(backbone.input, [logits[..., 0], logits[..., 1]])\n"), message="sends no gradient to"),
     wrong("build_qa_model", "the head on pooled_output", source=_cell(
         'sequence = backbone(inputs)["pooled_output"]', DROPPED, "logits = keras.layers.Dense(2)(x)", UNSTACK),
           message=named(mistakes.SHAPES, "pooled_output")),
