@@ -30,6 +30,33 @@ MODEL = [
           new="return logits[..., 0].detach(), logits[..., 1].detach()", message="carry no gradient"),
     wrong("QAModel", "a head without bias", old="torch.nn.Linear(backbone.hidden_dim, 2)",
           new="torch.nn.Linear(backbone.hidden_dim, 2, bias=False)", message="has no bias"),
+    wrong("QAModel", "the head on a detached copy of the sequence output", old=FORWARD_CALL,
+          new=FORWARD_CALL + ".detach()", message="sends no gradient to"),
+    wrong("QAModel", "the backbone run under torch.no_grad(), the head outside it", old=(
+        '        sequence_output = self.backbone(inputs, training=self.training)["sequence_output"]'), new=(
+        '        with torch.no_grad():\n'
+        '            sequence_output = self.backbone(inputs, training=self.training)["sequence_output"]'),
+          message="sends no gradient to"),
+    wrong("QAModel", "squeeze() with no axis", old="return logits[..., 0], logits[..., 1]",
+          new="start, end = logits.split(1, dim=-1)\n        return start.squeeze(), end.squeeze()",
+          message="squeeze() without an axis"),
+    wrong("QAModel", "torch.squeeze of the whole output, then unbind", old="return logits[..., 0], logits[..., 1]",
+          new="return torch.squeeze(logits).unbind(-1)", message="squeeze() without an axis"),
+    right("QAModel", "a local training flag, the backbone's outputs unpacked by key", source=(
+        "class QAModel(torch.nn.Module):\n"
+        "    def __init__(self, backbone):\n"
+        "        super().__init__()\n"
+        "        self.backbone = backbone\n"
+        "        hidden = backbone.hidden_dim\n"
+        "        self.qa_outputs = torch.nn.Linear(hidden, 2)\n"
+        "\n"
+        "    def forward(self, token_ids, segment_ids, padding_mask):\n"
+        "        dropout_on = bool(self.training)\n"
+        "        outputs = self.backbone(\n"
+        "            {'padding_mask': padding_mask, 'segment_ids': segment_ids, 'token_ids': token_ids},\n"
+        "            training=dropout_on)\n"
+        "        logits = self.qa_outputs(outputs['sequence_output'])\n"
+        "        return logits.select(-1, 0), logits.select(-1, 1)\n")),
     right("QAModel", "unbind, and the size from the backbone's config", source=(
         "class QAModel(torch.nn.Module):\n"
         "    def __init__(self, backbone):\n"
@@ -120,7 +147,7 @@ STEP = [
               'batch["padding_mask"])\n', message="no gradient history"),
     wrong("train_step", "the loss returned as a tensor", old="return loss.item()", new="return loss",
           message="returned a Tensor"),
-    right("train_step", "gradients cleared after the step, loss as float(loss.detach())", source=(
+    wrong("train_step", "gradients cleared after the step, loss as float(loss.detach())", source=(
         "def train_step(model, batch, optimizer, scheduler, max_grad_norm=1.0):\n"
         "    start, end = model(batch['token_ids'], batch['segment_ids'], batch['padding_mask'])\n"
         "    loss = qa_loss(start, end, batch['start_positions'], batch['end_positions'])\n"
@@ -129,6 +156,27 @@ STEP = [
         "    optimizer.step()\n"
         "    scheduler.step()\n"
         "    model.zero_grad(set_to_none=True)\n"
+        "    return float(loss.detach())\n"), message="already in .grad when train_step was called"),
+    wrong("train_step", "optimizer.zero_grad() moved after the schedule's step", source=(
+        "def train_step(model, batch, optimizer, scheduler, max_grad_norm=1.0):\n"
+        "    start, end = model(batch['token_ids'], batch['segment_ids'], batch['padding_mask'])\n"
+        "    loss = qa_loss(start, end, batch['start_positions'], batch['end_positions'])\n"
+        "    loss.backward()\n"
+        "    torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)\n"
+        "    optimizer.step()\n"
+        "    scheduler.step()\n"
+        "    optimizer.zero_grad()\n"
+        "    return loss.item()\n"), message="already in .grad when train_step was called"),
+    right("train_step", "gradients zeroed (not set to None) before the step and cleared after it too", source=(
+        "def train_step(model, batch, optimizer, scheduler, max_grad_norm=1.0):\n"
+        "    optimizer.zero_grad(set_to_none=False)\n"
+        "    start, end = model(batch['token_ids'], batch['segment_ids'], batch['padding_mask'])\n"
+        "    loss = qa_loss(start, end, batch['start_positions'], batch['end_positions'])\n"
+        "    loss.backward()\n"
+        "    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_grad_norm)\n"
+        "    optimizer.step()\n"
+        "    scheduler.step()\n"
+        "    model.zero_grad()\n"
         "    return float(loss.detach())\n")),
     right("train_step", "model.zero_grad() and the batch unpacked", source=(
         "def train_step(model, batch, optimizer, scheduler, max_grad_norm=1.0):\n"
@@ -180,7 +228,7 @@ EVALUATION = [
         "    model.train()\n"
         "    return {'loss': total / count, 'start_logits': torch.cat(starts), 'end_logits': torch.cat(ends)}\n"),
           message="return one NumPy array"),
-    right("evaluate", "inference_mode, the mode restored as it was, np.average", source=(
+    wrong("evaluate", "inference_mode, the mode restored as it was, np.average", source=(
         "def evaluate(model, batches):\n"
         "    was_training = model.training\n"
         "    model.eval()\n"
@@ -193,6 +241,36 @@ EVALUATION = [
         "            starts.append(s.detach().cpu().numpy())\n"
         "            ends.append(e.detach().cpu().numpy())\n"
         "    model.train(was_training)\n"
+        "    return dict(loss=float(np.average(losses, weights=sizes)), start_logits=np.vstack(starts),\n"
+        "                end_logits=np.vstack(ends))\n"), message="left the model in evaluation mode"),
+    wrong("evaluate", "model.train() only when it was training before", source=(
+            "def evaluate(model, batches):\n"
+            "    was_training = model.training\n"
+            "    model.eval()\n"
+            "    total, count, starts, ends = 0.0, 0, [], []\n"
+            "    with torch.no_grad():\n"
+            "        for batch in batches:\n"
+            "            s, e = model(batch['token_ids'], batch['segment_ids'], batch['padding_mask'])\n"
+            "            total += qa_loss(s, e, batch['start_positions'], batch['end_positions']).item() * len(s)\n"
+            "            count += len(s)\n"
+            "            starts.append(s.numpy())\n"
+            "            ends.append(e.numpy())\n"
+            "    if was_training:\n"
+            "        model.train()\n"
+            "    return {'loss': total / count, 'start_logits': np.concatenate(starts),\n"
+            "            'end_logits': np.concatenate(ends)}\n"), message="left the model in evaluation mode"),
+    right("evaluate", "inference_mode, np.average, training mode switched on at the end", source=(
+        "def evaluate(model, batches):\n"
+        "    model.train(False)\n"
+        "    losses, sizes, starts, ends = [], [], [], []\n"
+        "    with torch.inference_mode():\n"
+        "        for batch in batches:\n"
+        "            s, e = model(batch['token_ids'], batch['segment_ids'], batch['padding_mask'])\n"
+        "            losses.append(qa_loss(s, e, batch['start_positions'], batch['end_positions']).item())\n"
+        "            sizes.append(s.shape[0])\n"
+        "            starts.append(s.detach().cpu().numpy())\n"
+        "            ends.append(e.detach().cpu().numpy())\n"
+        "    model.train(True)\n"
         "    return dict(loss=float(np.average(losses, weights=sizes)), start_logits=np.vstack(starts),\n"
         "                end_logits=np.vstack(ends))\n")),
     right("evaluate", "torch.cat on the device, then one conversion", source=(

@@ -17,7 +17,13 @@ import numpy as np
 
 from course_lib.checking import CheckFailed, call_learner, expect_close, passed, plain_message, quiet
 from course_lib.expected import load as load_expected
-from course_lib.heads import INPUT_NAMES, TINY_BACKBONE, classifier_batches, seeded_classifier_weights
+from course_lib.heads import (
+    INPUT_NAMES,
+    TINY_BACKBONE,
+    UNUSED_BY_HEADS,
+    classifier_batches,
+    seeded_classifier_weights,
+)
 from course_lib.qa_pytorch.loss import LOSS_CASES, expect_qa_loss, loss_case, run_qa_loss
 
 STEM = "08_qa_pytorch"
@@ -123,6 +129,7 @@ def run_qa_model(QAModel, config: Mapping, *, backbone_weights: Mapping, head_we
         return report
     head = getattr(model, "qa_outputs", None)
     report.update(keeps_backbone=getattr(model, "backbone", None) is backbone, head=_describe_head(head),
+                  backbone_paths=[variable.path for variable in backbone.trainable_weights],
                   **_parameters(model, backbone))
     hidden = int(config["hidden_dim"])
     if not (report["keeps_backbone"] and report["head"] and report["head"]["linear"] and report["head"]["bias"]
@@ -138,8 +145,29 @@ def run_qa_model(QAModel, config: Mapping, *, backbone_weights: Mapping, head_we
     model.train()
     first, grads = _call(model, batches[0], torch.int64)
     second, _ = _call(model, batches[0], torch.int64)
-    report.update(training=[first, second], carries_gradient=all(grads))
+    report.update(training=[first, second], carries_gradient=all(grads), reached=_reached(model, backbone, batches[0]))
+    model.eval()  # and back: the mode must follow every switch, not only the first
+    report["eval_after_train"] = _call(model, batches[0], torch.int64)[0]
     return report
+
+
+def _reached(model, backbone, inputs: Mapping) -> list[str]:
+    """The paths of the backbone's weights that a loss on the logits (a fixed weighted sum, in training mode) sends
+    a non-zero gradient to: what an optimizer step would change."""
+    import torch
+
+    model.zero_grad(set_to_none=True)
+    tensors = [torch.as_tensor(np.asarray(inputs[name]), dtype=torch.int64) for name in INPUT_NAMES]
+    with quiet():
+        start, end = model(*tensors)
+    if not (start.requires_grad or end.requires_grad):
+        return []
+    weights = torch.sin(torch.arange(1, start.numel() * 2 + 1, dtype=start.dtype)).reshape(2, *start.shape)
+    (torch.sum(start * weights[0]) + torch.sum(end * weights[1])).backward()
+    reached = [variable.path for variable in backbone.trainable_weights
+               if variable.value.grad is not None and bool(torch.any(variable.value.grad != 0))]
+    model.zero_grad(set_to_none=True)
+    return reached
 
 
 # ----------------------------------------------------------------------------------------------
@@ -180,6 +208,18 @@ def _parameter_failure(report: dict, label: str) -> None:
                           "requires_grad=False: fine-tuning trains the encoder with the head; do not freeze it")
 
 
+def _shape_hint(got: tuple, want: tuple) -> str:
+    """What a wrong shape of the logits shows, from the shapes alone."""
+    if want[0] == 1 and got == want[1:]:
+        return ("on a batch of one window the batch axis is gone: squeeze() without an axis drops every axis of "
+                "size 1. Take the column (logits[..., 0]) or squeeze only the last axis (squeeze(-1))")
+    if got == (*want, 1):
+        return "each keeps a last axis of size 1: squeeze it (squeeze(-1)), or take the column, logits[..., 0]"
+    if got == want[::-1]:
+        return "the batch and token axes are swapped: keep (batch, seq)"
+    return "expected one logit per token, (batch, seq)"
+
+
 def _mask_diagnosis(logits: Sequence, batches: Sequence[Mapping]) -> str:
     """Why the values differ, from the two probes at the end of the batches (course_lib.heads.classifier_batches)."""
     base, padded, changed = (np.asarray(x, np.float64) for x in (logits[0], logits[-2], logits[-1]))
@@ -199,15 +239,16 @@ def expect_qa_model(report: dict, expected: Sequence, label: str, *, hidden: int
     _structure_failure(report, hidden, label)
     _parameter_failure(report, label)
     logits = [np.asarray(pair, np.float64) for pair in report["logits"]]
-    for got, want in zip(logits, expected, strict=True):
+    for number, (got, want) in enumerate(zip(logits, expected, strict=True)):
         want_shape = np.shape(want)[1:]
         if got.shape[1:] != want_shape:
-            for shape, message in shape_mistakes:
+            # The named shape mistakes are worked out for the first batch's sizes only.
+            for shape, message in shape_mistakes if number == 0 else ():
                 if got.shape[1:] == tuple(int(d) for d in np.asarray(shape).reshape(-1)):
                     raise CheckFailed(f"[{label}] start_logits have shape {got.shape[1:]}, expected {want_shape}: "
                                       f"{message}")
             raise CheckFailed(f"[{label}] start_logits have shape {got.shape[1:]} on a batch of shape {want_shape}: "
-                              "expected one logit per token, (batch, seq)")
+                              f"{_shape_hint(got.shape[1:], want_shape)}")
     if not np.allclose(report["again"], logits[0], atol=1e-6):
         raise CheckFailed(f"[{label}] two calls in evaluation mode (model.eval()) gave different logits: dropout is "
                           "on at inference. Call the backbone with training=self.training, not training=True")
@@ -220,10 +261,21 @@ def expect_qa_model(report: dict, expected: Sequence, label: str, *, hidden: int
     if not report["carries_gradient"]:
         raise CheckFailed(f"[{label}] in training mode the logits carry no gradient (requires_grad is False): keep "
                           "them tensors computed from the parameters, without .detach(), .numpy() or torch.no_grad()")
+    encoder = [path for path in report["backbone_paths"] if UNUSED_BY_HEADS not in path]
+    cut = [path for path in encoder if path not in report["reached"]]
+    if cut:
+        shown = ", ".join(cut[:3]) + (f" and {len(cut) - 3} more" if len(cut) > 3 else "")
+        raise CheckFailed(f"[{label}] a loss on the start and end logits sends no gradient to {len(cut)} of the "
+                          f"encoder's {len(encoder)} weights ({shown}), so training would not change them, although "
+                          "they have requires_grad=True: the head must read the backbone's sequence_output itself, "
+                          "not a .detach()ed copy or one computed under torch.no_grad()")
     first, second = (np.asarray(pair, np.float64) for pair in report["training"])
     if np.allclose(first, second, atol=1e-6) and np.allclose(first, logits[0], atol=1e-6):
         raise CheckFailed(f"[{label}] in training mode (model.train()) the logits are those of evaluation mode: the "
                           f"backbone's dropout never acts. {TRAINING_HINT}")
+    if not np.allclose(report["eval_after_train"], logits[0], atol=1e-6):
+        raise CheckFailed(f"[{label}] after model.train() and then model.eval() again, the logits are not those of "
+                          f"the first evaluation-mode call: dropout stayed on. {TRAINING_HINT}, read at every call")
 
 
 # ----------------------------------------------------------------------------------------------

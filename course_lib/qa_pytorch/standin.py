@@ -68,17 +68,31 @@ def _head(model):
     return model.span_kernel, model.span_bias, False
 
 
+def _as_stored(model, values: Mapping[str, np.ndarray]) -> list[tuple]:
+    """(parameter, float32 tensor laid out as the parameter is) for each of WEIGHT_NAMES."""
+    kernel, bias, transposed = _head(model)
+    parameters = {"token_embedding": model.backbone.token_embedding.weight,
+                  "segment_embedding": model.backbone.segment_embedding.weight, "kernel": kernel, "bias": bias}
+    pairs = []
+    for name, parameter in parameters.items():
+        value = np.asarray(values[name], np.float32)
+        if name == "kernel" and transposed:
+            value = value.T
+        pairs.append((parameter, torch.from_numpy(np.ascontiguousarray(value))))
+    return pairs
+
+
 def set_weights(model, weights: Mapping[str, np.ndarray]) -> None:
     """Give a stand-in model (or the reference QAModel on a StandInBackbone) these weights, by WEIGHT_NAMES."""
-    kernel, bias, transposed = _head(model)
-    values = {"token_embedding": model.backbone.token_embedding.weight,
-              "segment_embedding": model.backbone.segment_embedding.weight, "kernel": kernel, "bias": bias}
     with torch.no_grad():
-        for name, parameter in values.items():
-            value = np.asarray(weights[name], np.float32)
-            if name == "kernel" and transposed:
-                value = value.T
-            parameter.copy_(torch.from_numpy(np.ascontiguousarray(value)))
+        for parameter, value in _as_stored(model, weights):
+            parameter.copy_(value)
+
+
+def set_gradients(model, gradients: Mapping[str, np.ndarray]) -> None:
+    """Leave these gradients in every parameter's .grad, as a backward pass that nobody cleared would."""
+    for parameter, value in _as_stored(model, gradients):
+        parameter.grad = value.clone()
 
 
 def get_weights(model) -> dict[str, np.ndarray]:

@@ -66,6 +66,12 @@ def standin_batches(rng: np.random.Generator, config: Mapping, shapes: Sequence[
     return batches
 
 
+def stale_gradients(weights: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Gradients left over from before train_step is called (a backward pass elsewhere, not cleared), one per weight:
+    a fixed pattern of about the size of a step's own, so a step that keeps them moves the weights visibly."""
+    return {name: np.sin(np.arange(1, np.size(value) + 1)).reshape(np.shape(value)) for name, value in weights.items()}
+
+
 def _tensors(batch: Mapping) -> dict:
     import torch
 
@@ -98,13 +104,17 @@ def _optimizer(model, settings: Mapping):
 
 
 def run_train_steps(train_step, model_class, config: Mapping, weights: Mapping, batches: Sequence[Mapping], *,
-                    optimizer: Mapping, factors: Sequence[float], max_grad_norm: float | None = None) -> dict:
-    """`train_step` on each batch, in order, with a fresh model(StandInBackbone) given `weights`, the optimizer of
-    `optimizer` ({"name": "sgd" or "adamw", "lr", ...}) and LambdaLR(factors[k] after k steps); max_grad_norm is
-    passed only when given. After each step: what train_step returned, the learning rate and the weights."""
+                    optimizer: Mapping, factors: Sequence[float], max_grad_norm: float | None = None,
+                    stale: Mapping | None = None) -> dict:
+    """`train_step` on each batch, in order, with a fresh model(StandInBackbone) given `weights` (and `stale`
+    gradients left in .grad, when given), the optimizer of `optimizer` ({"name": "sgd" or "adamw", "lr", ...}) and
+    LambdaLR(factors[k] after k steps); max_grad_norm is passed only when given. After each step: what train_step
+    returned, the learning rate and the weights."""
     import torch
 
     model = standin.build(model_class, config, weights)
+    if stale is not None:
+        standin.set_gradients(model, stale)
     model.train()
     chosen = _optimizer(model, optimizer)
     factors = [float(f) for f in factors]
@@ -181,11 +191,12 @@ RESULT_KEYS = ("loss", "start_logits", "end_logits")
 
 
 def run_evaluate(evaluate, model_class, config: Mapping, weights: Mapping, batches: Sequence[Mapping], *,
-                 dropout: float = EVALUATION_DROPOUT) -> dict:
-    """`evaluate(model, batches)` on a model(StandInBackbone with dropout) in training mode; what came back, the
+                 dropout: float = EVALUATION_DROPOUT, start_training: bool = True) -> dict:
+    """`evaluate(model, batches)` on a model(StandInBackbone with dropout) in training mode (in evaluation mode when
+    not `start_training`: the notebook asks for training mode afterwards either way); what came back, the
     backbone's record of its calls, the mode the model was left in and whether its weights changed."""
     model = standin.build(model_class, config, weights, dropout=dropout)
-    model.train()
+    model.train(start_training)
     before = standin.get_weights(model)
     model.backbone.calls.clear()
     try:
@@ -253,8 +264,8 @@ def expect_evaluation(report: dict, expected: Mapping, label: str, *, mistakes=(
                           "loss.item() * batch size over the batches, divided by the number of windows)")
     expect_close(report["loss"], expected["loss"], f"[{label}] the loss", mistakes=mistakes, **LOSS_TOL)
     if not report["training_after"]:
-        raise CheckFailed(f"[{label}] evaluate left the model in evaluation mode: call model.train() before returning, "
-                          "or the training that follows runs without dropout")
+        raise CheckFailed(f"[{label}] evaluate left the model in evaluation mode: call model.train() before returning "
+                          "(whatever mode it was in before), or the training that follows runs without dropout")
     if report["weights_changed"]:
         raise CheckFailed(f"[{label}] evaluate changed the model's weights: it only runs the model")
 
@@ -270,7 +281,7 @@ TRAIN_CASES = [  # label, optimizer, schedule factors, max_grad_norm (None: trai
 ]
 EVALUATION_CASES = [  # label, shapes (one sequence length per case), seed
     ("batches of 4, 4 and 2 windows of 9 tokens", [(4, 9), (4, 9), (2, 9)], 111),
-    ("one batch of 3 windows of 6 tokens", [(3, 6)], 112),
+    ("one batch of 3 windows of 6 tokens, the model handed over in evaluation mode", [(3, 6)], 112),
 ]
 
 
@@ -289,15 +300,17 @@ def evaluation_case(index: int):
 
 
 def check_train_step(train_step) -> None:
-    """A few steps with SGD and with AdamW on a stand-in network (and a stand-in loss in place of your qa_loss):
-    the losses returned, the learning rates and every weight after each step."""
+    """A few steps with SGD and with AdamW on a stand-in network (and a stand-in loss in place of your qa_loss),
+    starting with gradients left over in .grad: the losses returned, the learning rates and every weight after each
+    step."""
     stored = load_expected(STEM, "training", "train_step")
     for index in range(len(TRAIN_CASES)):
         label, optimizer, factors, max_grad_norm, weights, batches = train_case(index)
         case = stored[label]
         with parts_replaced(train_step, qa_loss=standin.stand_in_loss):
             report = run_train_steps(train_step, standin.StandInQAModel, STAND_IN, weights, batches,
-                                     optimizer=optimizer, factors=factors, max_grad_norm=max_grad_norm)
+                                     optimizer=optimizer, factors=factors, max_grad_norm=max_grad_norm,
+                                     stale=stale_gradients(weights))
         mistakes = [(entry["value"], entry["message"]) for entry in case["mistakes"].values()]
         expect_train_steps(report, case["steps"], label, mistakes=mistakes)
     passed("train_step clears the gradients, backpropagates the loss, clips the gradients' norm, steps the optimizer "
@@ -312,7 +325,8 @@ def check_evaluate(evaluate) -> None:
         label, weights, batches = evaluation_case(index)
         case = stored[label]
         with parts_replaced(evaluate, qa_loss=standin.stand_in_loss):
-            report = run_evaluate(evaluate, standin.StandInQAModel, STAND_IN, weights, batches)
+            report = run_evaluate(evaluate, standin.StandInQAModel, STAND_IN, weights, batches,
+                                  start_training=index == 0)
         mistakes = [(entry["value"], entry["message"]) for entry in case["mistakes"].values()]
         expect_evaluation(report, case["result"], label, mistakes=mistakes)
     passed("evaluate runs the model in evaluation mode without recording gradients, returns the loss over windows "

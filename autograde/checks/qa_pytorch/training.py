@@ -6,11 +6,12 @@ qa_loss never costs these exercises. Weights and batches are drawn here, the ref
 float64 (autograde.reference.qa_pytorch.training), and the usual mistakes are simulated too, so that a wrong step is
 named (autograde.mistakes.qa_pytorch.training).
 
-- train_step: three or four steps with SGD and with AdamW, LambdaLR schedules of changing factors, max_grad_norm
-  passed (small enough to clip) or left at its default; the loss returned, the learning rate and every weight after
-  each step.
-- evaluate: several batch sizes (a smaller last batch) on a network with dropout, in training mode: evaluation mode
-  and no gradients during the loop, the loss over windows, the logits, training mode afterwards.
+- train_step: from a dirty start (gradients left over in .grad), three or four steps with SGD and with AdamW,
+  LambdaLR schedules of changing factors, max_grad_norm passed (small enough to clip) or left at its default; the
+  loss returned, the learning rate and every weight after each step.
+- evaluate: several batch sizes (a smaller last batch, a batch of one) on a network with dropout, handed over in
+  training mode and in evaluation mode: evaluation mode and no gradients during the loop, the loss over windows, the
+  logits, training mode afterwards (as the notebook asks, whatever the mode before).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from course_lib.qa_pytorch.training import (
     expect_train_steps,
     run_evaluate,
     run_train_steps,
+    stale_gradients,
     standin_batches,
     standin_weights,
 )
@@ -57,11 +59,12 @@ def grade_train_step(train_step) -> None:
     for index, (config, optimizer, factors, max_grad_norm, shapes) in enumerate(TRAIN_CASES):
         weights = standin_weights(config, seed_of(1080 + index))
         batches = standin_batches(draw(1090 + index), config, shapes)
+        stale = stale_gradients(weights)
         settings = {"optimizer": optimizer, "factors": factors, "loss": "qa",
-                    "max_grad_norm": 1.0 if max_grad_norm is None else max_grad_norm}
+                    "max_grad_norm": 1.0 if max_grad_norm is None else max_grad_norm, "stale": stale}
         with quiet(), with_parts(train_step, qa_loss=reference_loss):
             report = run_there(train_step, run_train_steps, train_step, model_class, config, weights, batches,
-                               optimizer=optimizer, factors=factors, max_grad_norm=max_grad_norm)
+                               optimizer=optimizer, factors=factors, max_grad_norm=max_grad_norm, stale=stale)
         expected = simulate_training(weights, batches, **settings)
         wrong = results(mistakes.STEPS, weights, batches, **settings)
         expect_train_steps(report, expected, _train_label(optimizer, max_grad_norm, len(shapes)), mistakes=wrong)
@@ -69,22 +72,25 @@ def grade_train_step(train_step) -> None:
            "(SGD and AdamW, changing schedules, gradients clipped at several norms)")
 
 
-EVALUATION_CASES = [  # network, (batch, seq) of each batch (one seq per case)
-    (SMALL, [(4, 9), (4, 9), (2, 9)]),
-    (WIDER, [(3, 6)]),
-    (SMALL, [(5, 12), (5, 12), (5, 12), (1, 12)]),
+EVALUATION_CASES = [  # network, (batch, seq) of each batch (one seq per case), the model's mode when handed over
+    (SMALL, [(4, 9), (4, 9), (2, 9)], "training"),
+    (WIDER, [(3, 6)], "evaluation"),
+    (SMALL, [(5, 12), (5, 12), (5, 12), (1, 12)], "training"),
+    (WIDER, [(1, 7)], "evaluation"),
 ]
 
 
 def grade_evaluate(evaluate) -> None:
     model_class = part(evaluate, ReferenceModel)
-    for index, (config, shapes) in enumerate(EVALUATION_CASES):
+    for index, (config, shapes, mode) in enumerate(EVALUATION_CASES):
         weights = standin_weights(config, seed_of(1100 + index))
         batches = standin_batches(draw(1110 + index), config, shapes)
         with quiet(), with_parts(evaluate, qa_loss=reference_loss):
-            report = run_there(evaluate, run_evaluate, evaluate, model_class, config, weights, batches)
+            report = run_there(evaluate, run_evaluate, evaluate, model_class, config, weights, batches,
+                               start_training=mode == "training")
         expected = evaluate_numpy(weights, batches, loss="qa")
-        label = "batches of " + ", ".join(str(batch) for batch, _ in shapes) + f" windows of {shapes[0][1]} tokens"
+        label = ("batches of " + ", ".join(str(batch) for batch, _ in shapes) + f" windows of {shapes[0][1]} tokens, "
+                 f"the model handed over in {mode} mode")
         expect_evaluation(report, expected, label, mistakes=results(mistakes.EVALUATION, expected))
     passed(f"evaluate matches the reference's loss and logits on {len(EVALUATION_CASES)} sets of batches (a smaller "
            "last batch, dropout in the network), in evaluation mode without gradients, leaving training mode on")

@@ -17,6 +17,7 @@ from course_lib.qa_pytorch.training import (
     TRAIN_CASES,
     evaluation_case,
     same_steps,
+    stale_gradients,
     train_case,
 )
 
@@ -26,7 +27,8 @@ DEFAULT_MAX_GRAD_NORM = 1.0  # train_step's default, used when a case does not p
 def _train(index: int) -> tuple[str, dict]:
     label, optimizer, factors, max_grad_norm, weights, batches = train_case(index)
     settings = {"optimizer": optimizer, "factors": factors, "loss": "stand_in",
-                "max_grad_norm": DEFAULT_MAX_GRAD_NORM if max_grad_norm is None else max_grad_norm}
+                "max_grad_norm": DEFAULT_MAX_GRAD_NORM if max_grad_norm is None else max_grad_norm,
+                "stale": stale_gradients(weights)}
     steps = simulate_training(weights, batches, **settings)
     wrong = {name: entry for name, entry in stored(mistakes.STEPS, weights, batches, **settings).items()
              if not same_steps(entry["value"], steps)}

@@ -26,7 +26,10 @@ def _steps(**recipe):
 STEPS = (
     Mistake("gradients_accumulate", "the gradients add up from one step to the next: call optimizer.zero_grad() at the "
             "start of every step (PyTorch adds each backward's gradients to .grad until you clear it)",
-            _steps(zero_grad=False)),
+            _steps(zero_grad="never")),
+    Mistake("cleared_after_the_step", "the first step used the gradients already in .grad when train_step was called "
+            "(left by an earlier backward pass): clear them at the start of every step, optimizer.zero_grad() before "
+            "the forward pass, not only after the update", _steps(zero_grad="after")),
     Mistake("no_gradient", "no weight changed: the optimizer found no gradient. Call loss.backward() before "
             "optimizer.step(), and clear the gradients before backward, not between backward and the step",
             _steps(backward=False)),

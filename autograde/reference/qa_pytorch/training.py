@@ -64,7 +64,7 @@ LOSSES = {"qa": (qa_loss_numpy, qa_loss_gradient),
 class Recipe:
     """How each step is done: the reference's by default, a named mistake otherwise."""
 
-    zero_grad: bool = True  # False: the gradients of the steps add up
+    zero_grad: str = "before"  # "before" the forward pass | "never": the steps' gradients add up | "after" the step
     backward: bool = True  # False: no gradient reaches the weights, the optimizer skips them
     clip: str = "norm"  # "norm" at max_grad_norm | "none" | "value" (each entry to +-max_grad_norm) | "norm_1"
     scheduler: str = "after"  # "after" the optimizer | "never" | "before" the optimizer
@@ -98,19 +98,23 @@ def _adamw(weights: dict, grads: dict, state: dict, lr: float, settings: Mapping
 
 
 def simulate_training(weights: Mapping, batches: Sequence[Mapping], *, optimizer: Mapping, factors: Sequence[float],
-                      max_grad_norm: float = 1.0, loss: str = "qa", recipe: Recipe = Recipe()) -> list[dict]:
+                      max_grad_norm: float = 1.0, loss: str = "qa", recipe: Recipe = Recipe(),
+                      stale: Mapping | None = None) -> list[dict]:
     """One entry per batch: {"loss": the loss train_step returns, "lr": the optimizer's learning rate after the
     step, "weights": every weight after the step}. `optimizer` is {"name": "sgd" or "adamw", "lr", ...} (AdamW's
-    weight_decay, eps, betas); the schedule multiplies lr by factors[k] after k scheduler steps."""
+    weight_decay, eps, betas); the schedule multiplies lr by factors[k] after k scheduler steps. `stale`: gradients
+    already in .grad before the first step (float32, as the model held them)."""
     loss_value, loss_gradient = LOSSES[loss]
     current = {name: np.asarray(value, np.float64).copy() for name, value in weights.items()}
-    base, state, grads, scheduled, steps = float(optimizer["lr"]), {}, None, 0, []
+    grads = None if stale is None else {name: np.asarray(value, np.float32).astype(np.float64)
+                                        for name, value in stale.items()}
+    base, state, scheduled, steps = float(optimizer["lr"]), {}, 0, []
 
     def factor(k: int) -> float:
         return float(factors[min(k, len(factors) - 1)])
 
     for batch in batches:
-        if recipe.zero_grad:
+        if recipe.zero_grad == "before":
             grads = None
         if recipe.scheduler == "before":
             scheduled += 1
@@ -130,6 +134,8 @@ def simulate_training(weights: Mapping, batches: Sequence[Mapping], *, optimizer
                 _adamw(current, grads, state, lr, optimizer)
         if recipe.scheduler == "after":
             scheduled += 1
+        if recipe.zero_grad == "after":
+            grads = None
         steps.append({"loss": value, "lr": base * factor(scheduled),
                       "weights": {name: array.copy() for name, array in current.items()}})
     return steps
