@@ -40,6 +40,10 @@ def backbone_forward(config: Mapping, weights: Mapping[str, np.ndarray], inputs:
     tensors = {name: np.asarray(value, np.int32) for name, value in inputs.items()}
     outputs = backbone(tensors, training=False)
     unmasked = backbone({**tensors, "padding_mask": np.ones_like(tensors["padding_mask"])}, training=False)
-    return {"sequence_output": np.asarray(outputs["sequence_output"], np.float64),
-            "pooled_output": np.asarray(outputs["pooled_output"], np.float64),
-            "unmasked_sequence_output": np.asarray(unmasked["sequence_output"], np.float64)}
+    import keras
+
+    def array(tensor) -> np.ndarray:  # on any backend (a torch tensor that records gradients refuses np.asarray)
+        return np.asarray(keras.ops.convert_to_numpy(keras.ops.stop_gradient(tensor)), np.float64)
+
+    return {"sequence_output": array(outputs["sequence_output"]), "pooled_output": array(outputs["pooled_output"]),
+            "unmasked_sequence_output": array(unmasked["sequence_output"])}
