@@ -51,7 +51,10 @@ def sandbox_command(work: Path, hidden: list[Path], command: list[str], env: dic
     for path in course_paths_in_scratch():
         argv += ["--ro-bind", str(path), str(path)]  # back in sight, read-only, under the fresh /tmp
     for path in hidden:
-        argv += ["--tmpfs", str(path)]
+        if path.is_dir():
+            argv += ["--tmpfs", str(path)]
+        elif path.exists():  # a file, such as a git worktree's .git: an empty file in its place
+            argv += ["--ro-bind", "/dev/null", str(path)]
     argv += ["--bind", str(work), str(work),
              "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
              "--new-session", "--chdir", str(work), "--clearenv"]
