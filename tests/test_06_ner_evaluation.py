@@ -153,7 +153,11 @@ def test_entity_scores_is_seqeval_on_the_hidden_checks_inputs(seed):
         rng = checks.rng(621)
         kinds = hidden.kinds_for_grading(rng)
         for _, sentences, longest, how in hidden.SCORE_CASES:
-            expect_same_scores(*hidden._score_case(rng, sentences, longest, how, kinds))
+            true, predicted = hidden._score_case(rng, sentences, longest, how, kinds)
+            if not true:  # seqeval refuses an empty list of sentences; nothing to count: "micro" alone, all 0
+                assert ref.entity_scores(true, predicted) == {"micro": ref.ratios(0, 0, 0)}
+                continue
+            expect_same_scores(true, predicted)
     finally:
         checks.use_seed(None)
 

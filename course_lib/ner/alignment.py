@@ -90,7 +90,8 @@ def expect_aligned(result, expected, word_labels, word_ids, *, mistakes=(), labe
 
 
 # Sentences (words and their tags), how they are tokenized and in which container the labels are given. The
-# word ids come from the course's tokenizer (`max_length` truncates, `pad_to` pads), in the expected values.
+# word ids come from the course's tokenizer (`max_length` truncates, `pad_to` pads, `special_tokens` False leaves
+# [CLS] and [SEP] out), in the expected values; `word_ids` "tuple" gives them in a tuple.
 ALIGN_CASES = [
     ("the notebook's sentence", ["Nkechi", "Adeyemi", "joined", "Rheinmetall", "in", "Düsseldorf", "."],
      ["B-PER", "I-PER", "O", "B-ORG", "O", "B-LOC", "O"], {"container": "list"}),
@@ -101,6 +102,13 @@ ALIGN_CASES = [
      ["B-PER", "O", "B-LOC", "O", "B-LOC", "O", "O", "O"], {"container": "tuple", "max_length": 8}),
     ("one piece per word", ["The", "UN", "met", "in", "New", "York"], ["O", "B-ORG", "O", "O", "B-LOC", "I-LOC"],
      {"container": "list"}),
+    ("a word of a zero-width space, which gets no token: the word ids skip it",
+     ["Ada", "Lovelace", "\u200b", "met", "Babbage", "."], ["B-PER", "I-PER", "O", "O", "B-PER", "O"],
+     {"container": "list"}),
+    ("encoded without [CLS] and [SEP], word ids in a tuple", ["Olaf", "Scholz", "visited", "Wrocław"],
+     ["B-PER", "I-PER", "O", "B-LOC"], {"container": "list", "special_tokens": False, "word_ids": "tuple"}),
+    ("no token at all: an empty sentence encoded without [CLS] and [SEP]", [], [],
+     {"container": "list", "special_tokens": False}),
 ]
 
 
@@ -111,13 +119,20 @@ def case_labels(word_labels, container: str):
 
 
 def check_align_labels_with_tokens(align_labels_with_tokens) -> None:
-    """align_labels_with_tokens on 4 tokenized sentences: many-piece words, padding, truncation, containers."""
+    """align_labels_with_tokens on 7 tokenized sentences: many-piece words, padding, truncation, a word without a
+    token, no special tokens, no token at all, containers."""
     expected = load_expected(STEM, "alignment", "align_labels_with_tokens")
     for label, _, _, options in ALIGN_CASES:
         case = expected[label]
         word_ids = [None if w < 0 else int(w) for w in case["word_ids"]]  # stored with -1 for None
         word_labels = case_labels(case["word_labels"], options["container"])
-        result = call_learner(align_labels_with_tokens, word_labels, list(word_ids))
+        given = tuple(word_ids) if options.get("word_ids") == "tuple" else list(word_ids)
+        try:
+            result = call_learner(align_labels_with_tokens, word_labels, given)
+        except CheckFailed as failure:
+            if failure.__cause__ is None:
+                raise
+            raise CheckFailed(f"[{label}] {failure}") from failure.__cause__  # a crash: on which sentence
         mistakes = [(entry["value"], entry["message"]) for entry in case["mistakes"].values()]
         expect_aligned(result, case["expected"], word_labels, word_ids, mistakes=mistakes, label=label,
                        tokens=case["tokens"])

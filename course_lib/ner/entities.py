@@ -115,8 +115,9 @@ def tags_diagnosis(expected_tags, wrong_tags, caller: str = "predictions_to_enti
 
 
 # Each case: a label, the text, how it is tokenized ("raw": the text as one string; "words": word by word as
-# Tagger does, from word `first_word` on), the words' tags as (tag, words it covers) in the text's order (the first
-# of them gets the tag, the others I- of its type), the labels of [CLS] and [SEP], the label set and containers.
+# Tagger does, from word `first_word` on; "special_tokens" False: without [CLS] and [SEP]), the words' tags as (tag,
+# words it covers) in the text's order (the first of them gets the tag, the others I- of its type), the labels of
+# [CLS] and [SEP], the label set and containers ("id_to_label" "reversed": a dict from the last id down).
 PREDICTION_CASES = [
     ("two sentences tokenized as raw text",
      "Ngozi Okonjo-Iweala left the U.S. for Düsseldorf on 3 March. Rheinmetall, a New York-based firm, gained 3.5%.",
@@ -136,6 +137,17 @@ PREDICTION_CASES = [
      {"split": "raw", "first_word": 0, "special": ("B-PER", "I-DATE"),
       "labels": ("O", "B-DATE", "I-DATE", "B-PER", "I-PER"), "label_ids": "list"},
      [("B-PER", "Ada Lovelace"), ("B-DATE", "27 November 1852"), ("I-PER", "36")]),
+    ("words as Tagger splits them, a zero-width space that gets no token (the word ids skip it), id_to_label a dict "
+     "from the last id down",
+     "Grace Hopper \u200b joined the U.S. Navy in 1943.",
+     {"split": "words", "first_word": 0, "special": ("B-ORG", "I-LOC"), "labels": "LABELS dict",
+      "id_to_label": "reversed", "label_ids": "list"},
+     [("B-PER", "Grace Hopper"), ("B-LOC", "U.S."), ("B-ORG", "Navy")]),
+    ("encoded without [CLS] and [SEP], a type named WORK-OF-ART on the first word",
+     "Mrs Dalloway, a novel by Virginia Woolf, appeared in 1925.",
+     {"split": "raw", "first_word": 0, "special": ("O", "O"), "special_tokens": False,
+      "labels": ("O", "B-PER", "I-PER", "B-WORK-OF-ART", "I-WORK-OF-ART"), "label_ids": "array"},
+     [("B-WORK-OF-ART", "Mrs Dalloway"), ("B-PER", "Virginia Woolf")]),
 ]
 
 
@@ -152,11 +164,14 @@ def case_inputs(case: Mapping, options: Mapping):
         label_ids = np.array(label_ids, dtype=np.int64)
     labels = case_label_set(options["labels"])
     id_to_label = labels if options["labels"] == "LABELS tuple" else dict(enumerate(labels))
+    if options.get("id_to_label") == "reversed":
+        id_to_label = dict(reversed(list(enumerate(labels))))
     return offsets, word_ids, label_ids, id_to_label
 
 
 def check_predictions_to_entities(predictions_to_entities) -> None:
-    """predictions_to_entities on 3 tokenized texts, with a stand-in entity_spans (your own is checked on its own)."""
+    """predictions_to_entities on 5 tokenized texts (a later window, other labels, a word without a token, no special
+    tokens), with a stand-in entity_spans (your own is checked on its own)."""
     expected = load_expected(STEM, "entities", "predictions_to_entities")
     for label, text, options, _ in PREDICTION_CASES:
         case = expected[label]
@@ -168,7 +183,12 @@ def check_predictions_to_entities(predictions_to_entities) -> None:
                               tags_diagnosis(list(case["word_tags"]), wrong_tags,
                                              f"[{label}] predictions_to_entities"))
         with parts_replaced(predictions_to_entities, entity_spans=double):
-            result = call_learner(predictions_to_entities, text, *given)
+            try:
+                result = call_learner(predictions_to_entities, text, *given)
+            except CheckFailed as failure:
+                if failure.__cause__ is None:  # the stand-in entity_spans' diagnosis names the case already
+                    raise
+                raise CheckFailed(f"[{label}] {failure}") from failure.__cause__  # a crash: on which text
         for argument, before, after in zip(("offsets", "word_ids", "label_ids"), inputs, given, strict=False):
             expect_unchanged("predictions_to_entities", argument, before, after, label, advice=COPY_TAGS)
         mistakes = [(entry["value"], entry["message"]) for entry in case["mistakes"].values()]

@@ -122,15 +122,24 @@ SPAN_CASES = [
     ("I- first, a type of another name, as a tuple", ("I-PER", "B-DATE", "I-DATE", "I-DATE", "O")),
     ("no entity", ["O", "O", "O"]),
     ("an empty sentence", []),
+    ("types named with an underscore, hyphens, lower case and digits (a type is all after the first hyphen)",
+     ["B-WORK_OF_ART", "I-WORK_OF_ART", "O", "B-WORK-OF-ART", "I-WORK-OF-ART", "B-person", "I-person", "O", "B-loc2"]),
+    ("I-PERCENT after B-PER: another type", ["B-PER", "I-PERCENT", "O", "B-PERCENT", "I-PER"]),
 ]
 
 
 def check_entity_spans(entity_spans) -> None:
-    """entity_spans on 8 sentences: the example, stray I- tags, B-X I-Y, adjacent entities, one at the end."""
+    """entity_spans on 10 sentences: the example, stray I- tags, B-X I-Y, adjacent entities, one at the end, types
+    of unusual names."""
     expected = load_expected(STEM, "evaluation", "entity_spans")
     for label, tags in SPAN_CASES:
         given = list(tags) if isinstance(tags, list) else tuple(tags)
-        result = call_learner(entity_spans, given)
+        try:
+            result = call_learner(entity_spans, given)
+        except CheckFailed as failure:
+            if failure.__cause__ is None:
+                raise
+            raise CheckFailed(f"{failure}: the call was entity_spans({show(tags)})") from failure.__cause__
         expect_unchanged("entity_spans", "tags", tags, given, label, advice=COPY_TAGS)
         case = expected[label]
         mistakes = [(entry["value"], entry["message"]) for entry in case["mistakes"].values()]
@@ -231,11 +240,17 @@ SCORE_CASES = [
      [["B-MISC", "I-PER", "O"], ["B-ORG", "B-MISC", "I-MISC"]]),
     ("every entity found, a type of another name", [["B-DATE", "I-DATE", "O", "B-LOC"], ["B-PER", "I-PER"]],
      [["B-DATE", "I-DATE", "O", "B-LOC"], ["B-PER", "I-PER"]]),
+    ("no entity in either, a sentence of no words", [["O", "O"], [], ["O"]], [["O", "O"], [], ["O"]]),
+    ("no sentences at all", [], []),
+    ("types named with hyphens (WORK-OF-ART, creative-work)",
+     [["B-WORK-OF-ART", "I-WORK-OF-ART", "O", "B-LOC"], ["O", "B-creative-work"]],
+     [["B-WORK-OF-ART", "I-WORK-OF-ART", "O", "O"], ["B-creative-work", "I-creative-work"]]),
 ]
 
 
 def check_entity_scores(entity_scores) -> None:
-    """entity_scores on 4 small cases, with a stand-in entity_spans (your own is checked on its own)."""
+    """entity_scores on 7 small cases (no entity, no sentence, types of unusual names among them), with a stand-in
+    entity_spans (your own is checked on its own)."""
     expected = load_expected(STEM, "evaluation", "entity_scores")
     table = {span_key(tags): spans for tags, spans in expected["spans"]}
     double = spans_double(table, "entity_scores")

@@ -115,16 +115,17 @@ def token_labels(rng: np.random.Generator, lengths: Sequence[int], seq: int, num
     return labels
 
 
-LOSS_CASES = [  # label, lengths of the rows, seq, num_labels, logit scale, seed
-    ("2 sentences of 8 and 4 tokens (padding and pieces labelled -100), 5 labels", (8, 4), 8, 5, 2.0, 71),
-    ("3 sentences, 9 labels, logits up to about 60 in size", (10, 6, 3), 10, 9, 30.0, 72),
-    ("a batch where every position is -100", (1, 2), 4, 3, 1.0, 73),
+LOSS_CASES = [  # label, lengths of the rows, seq, num_labels, logit scale, seed, label ids drawn below (None: all)
+    ("2 sentences of 8 and 4 tokens (padding and pieces labelled -100), 5 labels", (8, 4), 8, 5, 2.0, 71, None),
+    ("3 sentences, 9 labels, logits up to about 60 in size", (10, 6, 3), 10, 9, 30.0, 72, None),
+    ("a batch where every position is -100", (1, 2), 4, 3, 1.0, 73, None),
+    ("2 sentences, 6 labels, the last label id (5) on no position", (8, 6), 8, 6, 2.0, 74, 5),
 ]
 
 
 def loss_case(index: int) -> tuple[str, np.ndarray, np.ndarray]:
-    label, lengths, seq, num_labels, scale, seed = LOSS_CASES[index]
+    label, lengths, seq, num_labels, scale, seed, drawn = LOSS_CASES[index]
     rng = np.random.default_rng(seed)
-    labels = token_labels(rng, lengths, seq, num_labels)
+    labels = token_labels(rng, lengths, seq, num_labels if drawn is None else drawn)
     logits = (scale * rng.standard_normal((len(lengths), seq, num_labels))).astype(np.float32)
     return label, labels, logits

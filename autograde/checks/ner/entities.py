@@ -1,9 +1,11 @@
 """Hidden check of `predictions_to_entities` (assignment 06): the learner's function against the reference on
 seeded random tokenized texts (words of one to four pieces, punctuation attached to words, non-ASCII letters,
-windows whose word ids start above 0, padding), random predictions on every token, the course's labels as a dict,
-a tuple or a list and other label sets with a made-up type. It is graded with the reference `entity_spans` in
-place of the learner's. All cases run in one request to the student's kernel; `grade_predictions_to_entities(fn)`
-raises `CheckFailed` with a diagnosis or prints one success line (stdout only)."""
+windows whose word ids start above 0, padding, words without a token, no special tokens, no token at all), random
+predictions on every token, the course's labels as a dict (its keys in order or not), a tuple or a list and other
+label sets with a made-up type or a type named with hyphens (autograde/input_classes/ner.py lists the inputs it must
+draw). It is graded with the reference `entity_spans` in place of the learner's. All cases run in one request to the
+student's kernel; `grade_predictions_to_entities(fn)` raises `CheckFailed` with a diagnosis or prints one success
+line (stdout only)."""
 
 from __future__ import annotations
 
@@ -26,34 +28,52 @@ from course_lib.ner.evaluation import COPY_TAGS
 LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZéüøłñ"
 PUNCTUATION = ".,;:-%()'"
 
-# (words, first word id, label set, container of the label ids, padding tokens)
+# (words, first word id, label set, container of the label ids, padding tokens, [CLS] and [SEP] or not, words
+# without a token)
 CASES = [
-    (1, 0, "LABELS dict", "list", 0),
-    (5, 0, "LABELS tuple", "list", 0),
-    (12, 7, "LABELS dict", "int64 array", 0),
-    (25, 0, "other labels", "list", 0),
-    (40, 130, "LABELS list", "int32 array", 0),
-    (0, 0, "LABELS dict", "list", 0),
-    (60, 0, "other labels", "int64 array", 8),
-    (30, 45, "LABELS dict", "list", 0),
+    (1, 0, "LABELS dict", "list", 0, True, 0),
+    (5, 0, "LABELS tuple", "list", 0, True, 0),
+    (12, 7, "LABELS dict", "int64 array", 0, True, 0),
+    (25, 0, "other labels", "list", 0, True, 0),
+    (40, 130, "LABELS list", "int32 array", 0, True, 0),
+    (0, 0, "LABELS dict", "list", 0, True, 0),
+    (60, 0, "other labels", "int64 array", 8, True, 0),
+    (30, 45, "LABELS dict", "list", 0, True, 0),
+    (20, 0, "LABELS dict", "list", 0, True, 3),
+    (12, 0, "LABELS tuple", "list", 0, False, 0),
+    (0, 0, "LABELS tuple", "list", 0, False, 0),
+    (15, 0, "LABELS dict, keys not in order", "list", 0, True, 0),
+    (20, 0, "other labels, a type named with hyphens", "int64 array", 0, True, 0),
 ]
+HYPHENATED_TYPE = "WORK-OF-ART"
 
 
 def label_set(rng: np.random.Generator, which: str, kinds) -> tuple[tuple[str, ...], object]:
-    """(labels, id_to_label): the course's LABELS in a dict, tuple or list, or a shuffled set with a made-up type."""
+    """(labels, id_to_label): the course's LABELS in a dict (its keys in order, or shuffled), tuple or list, or a
+    shuffled set with a made-up type (or a type named with hyphens)."""
+    if which == "LABELS dict, keys not in order":
+        order = rng.permutation(len(LABELS))
+        order = order if np.any(order != np.arange(len(LABELS))) else order[::-1]
+        return LABELS, {int(i): LABELS[i] for i in order}
     if which.startswith("LABELS"):
         container = which.split()[1]
         return LABELS, {"dict": dict(enumerate(LABELS)), "tuple": tuple(LABELS), "list": list(LABELS)}[container]
-    chosen = [kinds[-1], *rng.choice(kinds[:-1], size=2, replace=False)]
+    first = HYPHENATED_TYPE if "hyphens" in which else kinds[-1]
+    chosen = [first, *rng.choice(kinds[:-1], size=2, replace=False)]
     labels = ["O", *(f"{prefix}-{kind}" for kind in chosen for prefix in "BI")]
     order = rng.permutation(len(labels))
     return tuple(labels[i] for i in order), {int(i): labels[j] for i, j in enumerate(order)}
 
 
-def random_text(rng: np.random.Generator, words: int):
-    """(text, [(start, end) of each piece] per word): letters and punctuation, pieces of up to four per word."""
+def random_text(rng: np.random.Generator, words: int, dropped=()):
+    """(text, [(start, end) of each piece] per word): letters and punctuation, pieces of up to four per word; the
+    words numbered in `dropped` are zero-width spaces, which the tokenizer gives no piece."""
     text, pieces = "", []
     for number in range(words):
+        if number in dropped:
+            text += " \u200b"
+            pieces.append([])
+            continue
         if rng.random() < 0.15:
             word = str(rng.choice(list(PUNCTUATION)))
             gap = "" if rng.random() < 0.7 else " "
@@ -69,20 +89,25 @@ def random_text(rng: np.random.Generator, words: int):
     return text, pieces
 
 
-def random_case(rng, words: int, first_word: int, which: str, container: str, padding: int, kinds):
+def random_case(rng, words: int, first_word: int, which: str, container: str, padding: int, kinds, *,
+                special: bool = True, dropped: int = 0):
     """(text, offsets, word_ids, label_ids, id_to_label): random words, their tags on first pieces, random labels
-    on the other pieces and on the special tokens."""
-    text, pieces = random_text(rng, words)
+    on the other pieces and on the special tokens ([CLS], [SEP], padding; none without `special`, and then the first
+    word begins an entity); `dropped` words inside the text have no piece."""
+    skipped = set(rng.choice(np.arange(1, words - 1), size=dropped, replace=False).tolist()) if dropped else set()
+    text, pieces = random_text(rng, words, skipped)
     labels, id_to_label = label_set(rng, which, kinds)
     types = sorted({label[2:] for label in labels if label != "O"})
     tags = random_tags(rng, words, types)
-    offsets, word_ids, label_ids = [(0, 0)], [None], [int(rng.integers(len(labels)))]
+    if words and (not special or "hyphens" in which):  # the unusual input must matter: an entity on the first word
+        tags[0] = "B-" + (HYPHENATED_TYPE if "hyphens" in which else types[0])
+    offsets, word_ids, label_ids = ([(0, 0)], [None], [int(rng.integers(len(labels)))]) if special else ([], [], [])
     for number, word in enumerate(pieces):
         for piece, span in enumerate(word):
             offsets.append(span)
             word_ids.append(first_word + number)
             label_ids.append(labels.index(tags[number]) if piece == 0 else int(rng.integers(len(labels))))
-    for _ in range(1 + padding):
+    for _ in range(1 + padding if special else 0):
         offsets.append((0, 0))
         word_ids.append(None)
         label_ids.append(int(rng.integers(len(labels))))
@@ -91,14 +116,26 @@ def random_case(rng, words: int, first_word: int, which: str, container: str, pa
     return text, offsets, word_ids, label_ids, id_to_label
 
 
+def case_label(words: int, first_word: int, which: str, container: str, padding: int, special: bool,
+               dropped: int) -> str:
+    """What a case is, for the messages: its unusual inputs named."""
+    if not words and not special:
+        return f"no token at all (an empty text, without [CLS] and [SEP]), {which}, label ids in a {container}"
+    return (f"{words} words, word ids from {first_word}, {which}, label ids in a {container}"
+            + (f", {padding} padding tokens" if padding else "")
+            + ("" if special else ", no special tokens ([CLS], [SEP]) at all: an entity on the first word")
+            + (f", {dropped} words of a zero-width space, without any token (the word ids skip them)" if dropped
+               else ""))
+
+
 def grade_predictions_to_entities(predictions_to_entities) -> None:
     rng = draw(631)
     kinds = kinds_for_grading(rng)
     cases = []
-    for words, first_word, which, container, padding in CASES:
-        label = (f"{words} words, word ids from {first_word}, {which}, label ids in a {container}"
-                 + (f", {padding} padding tokens" if padding else ""))
-        cases.append((label, random_case(rng, words, first_word, which, container, padding, kinds)))
+    for words, first_word, which, container, padding, special, dropped in CASES:
+        cases.append((case_label(words, first_word, which, container, padding, special, dropped),
+                      random_case(rng, words, first_word, which, container, padding, kinds, special=special,
+                                  dropped=dropped)))
     with quiet(), with_parts(predictions_to_entities, entity_spans=reference_spans):
         outcomes = call_all(predictions_to_entities, [[label, list(args)] for label, args in cases])
 
@@ -114,4 +151,4 @@ def grade_predictions_to_entities(predictions_to_entities) -> None:
     with quiet():
         judge_all(zip(cases, outcomes, strict=True), judge)
     passed(f"predictions_to_entities matches the reference on {len(cases)} random tokenized texts (other label sets, "
-           "windows, padding)")
+           "windows, padding, words without a token, no special tokens)")

@@ -1,6 +1,8 @@
 """Hidden checks of `entity_spans` and `entity_scores` (assignment 06): the learner's functions against the
 reference (which agrees with seqeval's strict IOB2 report, see tests/test_06_ner_evaluation.py) on seeded random
-tag sequences, ill-formed ones included, with the four CoNLL types and a made-up one drawn at grading time.
+tag sequences, ill-formed ones included, with the four CoNLL types and a made-up one drawn at grading time, and on
+fixed edge cases: types named with underscores, hyphens, lower case and digits, no sentence, no entity at all
+(autograde/input_classes/ner.py lists the inputs each check must draw).
 `entity_scores` is graded with the reference `entity_spans` in place of the learner's. Each check runs all its
 cases in one request to the student's kernel, raises `CheckFailed` with a diagnosis or prints one line."""
 
@@ -17,7 +19,7 @@ from autograde.remote import with_parts
 from course_lib.calls import expect_unchanged, rebuild, returned
 from course_lib.checking import passed, quiet
 from course_lib.ner import ENTITY_TYPES
-from course_lib.ner.evaluation import COPY_TAGS, ZERO_DIVISION, expect_scores, expect_spans
+from course_lib.ner.evaluation import COPY_TAGS, ZERO_DIVISION, expect_scores, expect_spans, show
 
 MADE_UP_TYPES = ("DATE", "EVENT", "PRODUCT", "WORK_OF_ART", "LAW", "NORP", "GPE", "FAC", "MONEY", "LANGUAGE")
 
@@ -26,6 +28,11 @@ EDGE_CASES = [
     [], ["O"], ["B-PER"], ["I-PER"], ["I-PER", "I-PER"], ["B-PER", "I-PER"], ["B-PER", "B-PER"],
     ["B-PER", "I-ORG"], ["B-PER", "I-ORG", "I-ORG"], ["O", "I-LOC", "I-LOC", "B-LOC"], ["B-LOC", "O", "I-LOC"],
     ["B-MISC", "I-MISC", "B-MISC", "I-MISC", "I-MISC"], ["I-ORG", "B-ORG", "I-ORG"], ["O", "O", "B-ORG", "I-ORG"],
+    # A type is any name after the first hyphen: OntoNotes' WORK_OF_ART, WNUT-17's creative-work, lower case, digits
+    ["B-WORK_OF_ART", "I-WORK_OF_ART", "O", "B-NORP"],
+    ["B-WORK-OF-ART", "I-WORK-OF-ART", "I-WORK-OF-ART", "O", "I-WORK-OF-ART", "B-creative-work"],
+    ["O", "B-person", "I-person", "B-loc2", "I-loc2"],
+    ["B-PER", "I-PERCENT", "O", "B-PERCENT", "I-PER"],
 ]
 
 
@@ -64,14 +71,14 @@ def grade_entity_spans(entity_spans) -> None:
 
         def judge(case):
             label, tags, outcome = case
-            result = returned(outcome)
+            result = returned(outcome, f"the call was entity_spans({show(tags)})" if "raised" in outcome else "")
             expect_unchanged("entity_spans", "tags", tags, rebuild(outcome["after"])[0], label, advice=COPY_TAGS)
             expect_spans(result, ref.entity_spans(tags), tags, label=f"[{label}]",
                          mistakes=results(mistakes.SPANS, tags))
 
         judge_all(zip(labels, sentences, outcomes, strict=True), judge)
-    passed(f"entity_spans agrees with strict IOB2 on {len(sentences)} sentences (ill-formed ones and a type "
-           f"named {kinds[-1]} included)")
+    passed(f"entity_spans agrees with strict IOB2 on {len(sentences)} sentences (ill-formed ones, a type named "
+           f"{kinds[-1]} and types with underscores, hyphens, lower case and digits included)")
 
 
 def _perturbed(rng, sentences, kinds, rate: float) -> list[list[str]]:
@@ -92,12 +99,26 @@ SCORE_CASES = [
     ("a type only in the predictions", 8, 10, "another type"),
     ("every entity found", 8, 12, "the truth"),
     ("predictions of random tags", 20, 10, "random"),
+    ("no entity in either", 5, 8, "all O both"),
+    ("no sentences at all", 0, 1, "nothing"),
+    ("sentences of no words among others", 9, 8, "empty sentences"),
+    ("types named with hyphens (WORK-OF-ART, creative-work)", 8, 10, "hyphenated types"),
 ]
+HYPHENATED_TYPES = ("WORK-OF-ART", "creative-work")
 
 
 def _score_case(rng, sentences: int, longest: int, how: str, kinds):
+    if how == "hyphenated types":
+        kinds = (*HYPHENATED_TYPES, kinds[0])
     true = [random_tags(rng, int(rng.integers(1, longest + 1)), kinds[:-1] if how == "another type" else kinds)
             for _ in range(sentences)]
+    if how == "nothing":
+        return [], []
+    if how == "all O both":
+        true = [["O"] * len(tags) for tags in true]
+        return true, [list(tags) for tags in true]
+    if how == "empty sentences":
+        true = [[] if number % 3 == 1 else tags for number, tags in enumerate(true)]
     if how == "all O":
         return true, [["O"] * len(tags) for tags in true]
     if how == "the truth":

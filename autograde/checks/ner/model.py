@@ -7,8 +7,9 @@
   num_labels, the values (the padding mask matters), a trainable encoder and the dropout's place and rate are
   checked; the usual mistakes are named (autograde.mistakes.ner.model).
 - masked_token_loss: random labels (-100 at [CLS], [SEP], padding and continuation pieces; one sentence
-  without any label; a batch without any) and logits of several scales, with int32, int64 and, as Keras
-  passes them, float32 labels in a tf.function; compared with the NumPy reference.
+  without any label; a batch without any; a batch without -100; a batch where the last label id is on no
+  position) and logits of several scales, with int32, int64 and, as Keras passes them, float32 labels in a
+  tf.function; compared with the NumPy reference.
 `grade_*(fn)` raises CheckFailed with a diagnosis or prints one success line (stdout only).
 """
 
@@ -22,7 +23,7 @@ from autograde.mistakes import results
 from autograde.mistakes.ner import model as mistakes
 from autograde.reference.ner import model as ref
 from autograde.remote import run_there
-from course_lib.checking import passed, quiet
+from course_lib.checking import CheckFailed, passed, quiet
 from course_lib.heads import TINY_BACKBONE, classifier_batches, seeded_classifier_weights
 from course_lib.ner.loss import IGNORE, expect_loss, run_loss, token_labels
 from course_lib.ner.model import expect_token_classifier, run_token_classifier
@@ -104,10 +105,26 @@ def _grade_loss(masked_token_loss, labels, logits, label: str, dtype: str) -> No
     keras_style = dtype == "float32"
     expected = ref.masked_token_loss_numpy(labels, logits)
     wrong = results(mistakes.LOSS, labels, logits)
-    report = run_there(masked_token_loss, run_loss, masked_token_loss, labels, logits, labels_dtype=dtype,
-                       keras_style=keras_style)
+    try:
+        report = run_there(masked_token_loss, run_loss, masked_token_loss, labels, logits, labels_dtype=dtype,
+                           keras_style=keras_style)
+    except CheckFailed as failure:  # a crash: say on which batch
+        raise CheckFailed(f"[{label}, labels {dtype}] {failure}") from failure
     expect_loss(report, expected, f"{label}, labels {dtype}", labelled=int(np.sum(labels != IGNORE)), mistakes=wrong,
                 nan_message=mistakes.EMPTY_NAN, keras_style=keras_style)
+
+
+def _unusual_batches(rng: np.random.Generator) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """Valid batches the random ones never give: no position -100, and the last label id on no position (the
+    number of labels is the logits' last axis, not the largest label + 1)."""
+    full = rng.integers(0, 4, size=(2, 5))
+    full[0, :4] = np.arange(4)
+    without_last = token_labels(rng, [8, 6], 8, 5)
+    without_last[0, 1] = 0
+    return [("batch 2, seq 5, 4 labels, every position labelled (no -100)", full,
+             rng.standard_normal((2, 5, 4)).astype(np.float32)),
+            ("batch 2, seq 8, 6 labels, the last label id (5) on no position", without_last,
+             (2 * rng.standard_normal((2, 8, 6))).astype(np.float32))]
 
 
 def grade_masked_token_loss(masked_token_loss) -> None:
@@ -124,5 +141,8 @@ def grade_masked_token_loss(masked_token_loss) -> None:
         logits = rng.standard_normal((3, 7, 5)).astype(np.float32)
         for dtype in ("int32", "float32"):
             _grade_loss(masked_token_loss, empty, logits, "a batch where every position is -100", dtype)
-    passed(f"masked_token_loss matches the reference on {len(LOSS_CASES)} random batches (int32, int64 and float32 "
-           "labels, in a tf.function as Keras calls it, logits up to scale 40) and is 0 on a batch without labels")
+        for label, labels, logits in _unusual_batches(draw(978)):
+            _grade_loss(masked_token_loss, labels, logits, label, "int32")
+    passed(f"masked_token_loss matches the reference on {len(LOSS_CASES) + 2} random batches (int32, int64 and "
+           "float32 labels, in a tf.function as Keras calls it, logits up to scale 40, no -100, the last label unused) "
+           "and is 0 on a batch without labels")

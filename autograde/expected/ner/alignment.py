@@ -12,8 +12,9 @@ from course_lib.ner import LABELS
 from course_lib.ner.alignment import ALIGN_CASES
 
 
-def encode_words(tokenizer, words, *, max_length=None, pad_to=None):
-    """The tokenizer's encoding of pretokenized words, truncated to `max_length` and padded to `pad_to` tokens."""
+def encode_words(tokenizer, words, *, max_length=None, pad_to=None, special_tokens=True):
+    """The tokenizer's encoding of pretokenized words, truncated to `max_length` and padded to `pad_to` tokens, with
+    [CLS] and [SEP] unless `special_tokens` is False."""
     tokenizer.no_truncation()
     tokenizer.no_padding()
     if max_length:
@@ -21,14 +22,15 @@ def encode_words(tokenizer, words, *, max_length=None, pad_to=None):
     if pad_to:
         tokenizer.enable_padding(length=pad_to, pad_id=0, pad_token="[PAD]")
     try:
-        return tokenizer.encode(words, is_pretokenized=True)
+        return tokenizer.encode(words, is_pretokenized=True, add_special_tokens=special_tokens)
     finally:
         tokenizer.no_truncation()
         tokenizer.no_padding()
 
 
 def _case(tokenizer, words, tags, options) -> dict:
-    encoding = encode_words(tokenizer, words, max_length=options.get("max_length"), pad_to=options.get("pad_to"))
+    encoding = encode_words(tokenizer, words, max_length=options.get("max_length"), pad_to=options.get("pad_to"),
+                            special_tokens=options.get("special_tokens", True))
     word_labels = [LABELS.index(tag) for tag in tags]
     word_ids = list(encoding.word_ids)
     right = ref.align_labels_with_tokens(word_labels, word_ids)

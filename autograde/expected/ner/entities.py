@@ -18,14 +18,16 @@ from course_lib.ner.entities import PREDICTION_CASES, case_label_set
 WORD = re.compile(r"[A-Za-z](?:\.[A-Za-z])+\.|\w+(?:[-.,']\w+)*|[^\w\s]")
 
 
-def tokenize(tokenizer, text: str, split: str, first_word: int):
-    """(offsets, word_ids, word spans) of `text`: raw, or word by word from `first_word` on as Tagger does."""
+def tokenize(tokenizer, text: str, split: str, first_word: int, special_tokens: bool = True):
+    """(offsets, word_ids, word spans) of `text`: raw, or word by word from `first_word` on as Tagger does; with
+    [CLS] and [SEP] unless `special_tokens` is False."""
     if split == "raw":
-        encoding = tokenizer.encode(text)
+        encoding = tokenizer.encode(text, add_special_tokens=special_tokens)
         offsets, word_ids = [tuple(o) for o in encoding.offsets], list(encoding.word_ids)
     else:
         spans = [(m.start(), m.end()) for m in WORD.finditer(text)]
-        encoding = tokenizer.encode([text[s:e] for s, e in spans[first_word:]], is_pretokenized=True)
+        encoding = tokenizer.encode([text[s:e] for s, e in spans[first_word:]], is_pretokenized=True,
+                                    add_special_tokens=special_tokens)
         word_ids = [None if w is None else w + first_word for w in encoding.word_ids]
         offsets = [(0, 0) if w is None else (spans[w][0] + s, spans[w][0] + e)
                    for w, (s, e) in zip(word_ids, encoding.offsets, strict=True)]
@@ -68,7 +70,8 @@ def predicted_labels(word_ids, tags, special, labels) -> list[int]:
 
 def _case(tokenizer, text, options, marks) -> dict:
     labels = case_label_set(options["labels"])
-    offsets, word_ids, words = tokenize(tokenizer, text, options["split"], options["first_word"])
+    offsets, word_ids, words = tokenize(tokenizer, text, options["split"], options["first_word"],
+                                        options.get("special_tokens", True))
     tags = word_tags(text, words, marks)
     label_ids = predicted_labels(word_ids, tags, options["special"], labels)
     id_to_label = dict(enumerate(labels))

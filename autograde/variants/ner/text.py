@@ -57,7 +57,7 @@ ALIGNMENT = [
           source=(
               "def align_labels_with_tokens(word_labels, word_ids):\n"
               "    word_labels = np.asarray(word_labels)\n"
-              "    ids = np.array([-1 if w is None else w for w in word_ids])\n"
+              "    ids = np.array([-1 if w is None else w for w in word_ids], dtype=np.int64)\n"
               "    previous = np.concatenate([[-1], ids[:-1]])\n"
               "    first = (ids >= 0) & (ids != previous)\n"
               "    labels = np.full(len(ids), -100)\n"
