@@ -28,15 +28,15 @@ HEAD_DROPOUT = 0.5  # the rate the checks ask for: half the vector dropped in tr
 TOL = {"atol": 1e-4, "rtol": 1e-4}
 
 
-def call_built_model(model, inputs: Mapping, training: bool, builder: str):
+def call_built_model(model, inputs: Mapping, training: bool | None, builder: str):
     """What the model that `builder` returned gives on one batch (the dict a BertBackbone takes); a crash is a
     CheckFailed naming the batch's shape and where the model's inputs should come from."""
     import keras
 
     tensors = {name: keras.ops.convert_to_tensor(np.asarray(value, np.int32)) for name, value in inputs.items()}
     try:
-        with quiet():
-            return model(tensors, training=training)
+        with quiet():  # training=None: called as model(inputs), which Keras treats as inference
+            return model(tensors) if training is None else model(tensors, training=training)
     except NotImplementedError:
         raise
     except Exception as error:
@@ -205,10 +205,15 @@ def train_top_layers(model, first: int) -> list[str]:
 
 
 def expect_deterministic(report: dict, inference: np.ndarray, label: str) -> None:
-    """Two calls with training=False must agree: otherwise dropout acts at inference."""
+    """Two calls with training=False, and a call without `training` (inference for Keras), must agree: otherwise
+    dropout acts at inference."""
     if not np.allclose(report["again"], inference, atol=1e-6):
         raise CheckFailed(f"[{label}] two calls with training=False gave different logits: dropout is active at "
                           "inference. Let Keras pass `training` to the Dropout layer (never training=True)")
+    if not np.allclose(report["no_training_argument"], inference, atol=1e-6):
+        raise CheckFailed(f"[{label}] called without a training argument, model(inputs), the model gave other logits "
+                          "than with training=False: dropout acts by default. A subclassed model's call should "
+                          "default to training=None (or False) and pass it on")
 
 
 def _some(paths: Sequence[str]) -> str:

@@ -47,7 +47,7 @@ def _describe(layer) -> dict:
             "activation": getattr(activation, "__name__", str(activation))}
 
 
-def _call_model(model, inputs: Mapping, training: bool) -> np.ndarray:
+def _call_model(model, inputs: Mapping, training: bool | None) -> np.ndarray:
     output = call_built_model(model, inputs, training, "build_token_classifier")
     if isinstance(output, Mapping):
         raise CheckFailed(
@@ -86,6 +86,7 @@ def run_token_classifier(build_token_classifier, config: Mapping, num_labels: in
     heads[0].bias.assign(np.asarray(head_weights["bias"], np.float32))
     report["logits"] = [_call_model(model, inputs, training=False) for inputs in batches]
     report["again"] = _call_model(model, batches[0], training=False)
+    report["no_training_argument"] = _call_model(model, batches[0], training=None)
     report["training"] = _call_model(model, batches[0], training=True)
     with quiet():
         without = call_learner(build_token_classifier, backbone, num_labels, dropout=0.0)

@@ -45,7 +45,7 @@ def _layer_facts(layer) -> dict:
             "bias": bias is not None, "activation": getattr(activation, "__name__", str(activation))}
 
 
-def _outputs(model, inputs: Mapping, training: bool) -> tuple[str, list[np.ndarray]]:
+def _outputs(model, inputs: Mapping, training: bool | None) -> tuple[str, list[np.ndarray]]:
     """(how the model returned its outputs: "list", "tuple" or "tensor"; the outputs as arrays)."""
     output = call_built_model(model, inputs, training, "build_qa_model")
     if isinstance(output, Mapping):
@@ -56,7 +56,7 @@ def _outputs(model, inputs: Mapping, training: bool) -> tuple[str, list[np.ndarr
     return "tensor", [to_array(output, "the model's output")]
 
 
-def _stacked(model, inputs: Mapping, training: bool) -> np.ndarray:
+def _stacked(model, inputs: Mapping, training: bool | None) -> np.ndarray:
     return np.stack(_outputs(model, inputs, training)[1])
 
 
@@ -131,6 +131,7 @@ def run_qa_model(build_qa_model, config: Mapping, *, backbone_weights: Mapping, 
     report["layout"] = [layer.name for layer in layout]
     report["outputs"] = [_stacked(model, inputs, training=False) for inputs in batches]
     report["again"] = _stacked(model, batches[0], training=False)
+    report["no_training_argument"] = _stacked(model, batches[0], training=None)
     report["training"] = _stacked(model, batches[0], training=True)
     without = _built(build_qa_model, backbone, 0.0)
     kind, outputs = _outputs(without, batches[0], training=False)

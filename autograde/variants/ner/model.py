@@ -68,6 +68,20 @@ CLASSIFIER = [
         "def build_token_classifier(backbone, num_labels, dropout=0.1):\n"
         "    x = keras.layers.Dropout(dropout)(backbone.output['sequence_output'])\n"
         "    return keras.Model(backbone.input, keras.layers.Dense(num_labels)(x))\n")),
+    wrong("build_token_classifier", "a subclassed model whose call defaults to training=True", source=(
+        "def build_token_classifier(backbone, num_labels, dropout=0.1):\n"
+        "    class TokenClassifier(keras.Model):\n"
+        "        def __init__(self):\n"
+        "            super().__init__()\n"
+        "            self.encoder = backbone\n"
+        "            self.drop = keras.layers.Dropout(dropout)\n"
+        "            self.classify = keras.layers.Dense(num_labels)\n"
+        "\n"
+        "        def call(self, inputs, training=True):\n"
+        "            vectors = self.encoder(inputs, training=training)['sequence_output']\n"
+        "            return self.classify(self.drop(vectors, training=training))\n"
+        "\n"
+        "    return TokenClassifier()\n"), message="dropout acts by default"),
     right("build_token_classifier", "the unused pooler frozen", old="    inputs = backbone.input",
           new="    backbone.get_layer('pooled_dense').trainable = False\n    inputs = backbone.input"),
     wrong("build_token_classifier", "the sequence output cut from the gradient (stop_gradient)",

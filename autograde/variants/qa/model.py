@@ -61,6 +61,9 @@ VARIANTS = [
         "    x = keras.layers.Dropout(dropout)(backbone.output['sequence_output'])\n"
         "    logits = keras.layers.Dense(2)(x)\n"
         "    return keras.Model(backbone.input, [logits[..., 0], logits[..., 1]])\n")),
+    wrong("build_qa_model", "a subclassed model whose call defaults to training=True",
+          source=SUBCLASSED.replace("training=False", "training=True").replace("TRAINING", "training"),
+          message="dropout acts by default"),
     wrong("build_qa_model", "the sequence output cut from the gradient (stop_gradient)", source=_cell(
         SEQUENCE, "x = keras.layers.Dropout(dropout)(keras.ops.stop_gradient(sequence))", *STANDARD[2:]),
           message="sends no gradient to"),
