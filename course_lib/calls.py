@@ -11,6 +11,8 @@ the mistake.
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -78,12 +80,41 @@ def _object_arrays_as_lists(value, depth: int = 0):
     return value
 
 
-def call_each(function, calls: Sequence, *, object_arrays_as_lists: bool = False) -> list[dict]:
+def within(function, seconds: float):
+    """`function`, stopped by a TimeoutError once one call has run Python code for more than `seconds` (a loop that
+    never ends on one input becomes that call's failure, not the whole check's). Python code only: it traces the
+    calls' lines (sys.settrace), so it costs time; use it where a learner's loop may not end."""
+    name = getattr(function, "__name__", None) or type(function).__name__
+
+    def limited(*args, **kwargs):
+        deadline = time.monotonic() + seconds
+
+        def stop_when_late(frame, event, arg):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"it was still running after {seconds:g} s (a loop that never ends?)")
+            return stop_when_late
+
+        previous = sys.gettrace()
+        sys.settrace(stop_when_late)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            sys.settrace(previous)
+
+    limited.__name__ = name
+    return limited
+
+
+def call_each(function, calls: Sequence, *, object_arrays_as_lists: bool = False,
+              seconds: float | None = None) -> list[dict]:
     """`function(*args, **kwargs)` for each `(label, args)` or `(label, args, kwargs)` of `calls`, where the
     learner's code runs: what each call returned and its positional arguments as the call left them, both
     described as plain data, or the failure a crash became (`returned` raises it in its turn, so cases are judged
     in order). With `object_arrays_as_lists`, NumPy arrays of objects in what a call returned (07's windows: None
-    among ints) come back as lists instead of opaque objects."""
+    among ints) come back as lists instead of opaque objects; with `seconds`, each call is stopped after that long
+    (`within`)."""
+    if seconds is not None:
+        function = within(function, seconds)
     outcomes = []
     for label, args, *rest in calls:
         kwargs = rest[0] if rest else {}

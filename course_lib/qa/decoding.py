@@ -35,14 +35,16 @@ RULE = ("a valid span has both ends in the context (context_mask 1), start <= en
 # Inputs: windows laid out as make_windows lays them out, logits on a grid
 
 
-def window_masks(windows: int, seq: int, question: int, last_context: int | None = None) -> np.ndarray:
+def window_masks(windows: int, seq: int, question: int | None, last_context: int | None = None) -> np.ndarray:
     """(windows, seq) int context masks of [CLS] question [SEP] context [SEP] [PAD]...: every window's context
-    fills the room left by the question, but the last one's holds `last_context` tokens."""
-    room = seq - question - 3
+    fills the room left by the question, but the last one's holds `last_context` tokens. With `question` None the
+    windows have no special token: the context starts at position 0 and fills the window."""
+    room = seq if question is None else seq - question - 3
+    first = 0 if question is None else question + 2
     masks = np.zeros((windows, seq), dtype=np.int64)
     for window in range(windows):
         length = room if last_context is None or window < windows - 1 else last_context
-        masks[window, question + 2:question + 2 + length] = 1
+        masks[window, first:first + length] = 1
     return masks
 
 
@@ -58,16 +60,27 @@ def random_logits(rng: np.random.Generator, masks: np.ndarray, *, grid: float, s
 
 
 def arguments(start_logits, end_logits, context_mask, container: str) -> list:
-    """The three arrays as a case passes them: "float32", "float64" (bool mask), "lists", "1-D" (one window's rows,
-    float32), "1-D lists"."""
+    """The three arrays as a case passes them: "float32", "float64" (bool mask), "float16" (bool mask), "lists",
+    "1-D" (one window's rows, float32), "1-D lists"."""
     start, end, mask = (np.asarray(x) for x in (start_logits, end_logits, context_mask))
     if container.startswith("1-D"):
         start, end, mask = start.reshape(-1), end.reshape(-1), mask.reshape(-1)
     if container.endswith("lists"):
         return [start.astype(float).tolist(), end.astype(float).tolist(), mask.astype(int).tolist()]
-    if container == "float64":
-        return [start.astype(np.float64), end.astype(np.float64), mask.astype(bool)]
+    if container in ("float64", "float16"):
+        return [start.astype(container), end.astype(container), mask.astype(bool)]
     return [start.astype(np.float32), end.astype(np.float32), mask.astype(np.int32)]
+
+
+def crash_hint(context_mask) -> str:
+    """What a crash on these windows may come from ("" when nothing stands out)."""
+    mask = np.atleast_2d(np.asarray(context_mask)).astype(bool)
+    if not mask.any():
+        return "no window holds a context token here, so there is no valid span: return []"
+    if not mask.any(axis=1).all():
+        return ("a window here holds no context token (the last window of a short context, say): it has no valid "
+                "span, and the other windows still have theirs")
+    return ""
 
 
 def expect_arguments_unchanged(before: Sequence, after: Sequence, label: str) -> None:
@@ -298,7 +311,11 @@ def check_best_span(best_span) -> None:
         defaults = case["call"] == "defaults"
         options = {} if defaults else {"max_answer_length": int(case["max_answer_length"]),
                                        "n_best": int(case["n_best"])}
-        result = call_learner(best_span, *given, **options)
+        try:
+            result = call_learner(best_span, *given, **options)
+        except CheckFailed as failure:
+            hint = crash_hint(kept[2])
+            raise CheckFailed(f"[{label}] {failure}" + (f": {hint}" if hint else "")) from None
         expect_arguments_unchanged(kept, given, label)
         mistakes = [(entry["value"], entry["message"]) for entry in case["mistakes"].values()]
         arguments_shown = "" if defaults else ", ".join(f"{k}={v}" for k, v in options.items())

@@ -99,11 +99,18 @@ METRIC_CASES = [
     ("no gold answer, something predicted", "Malmö", []),
     ("both empty once normalised", "The...", ["a"]),
     ("gold answers in a tuple", "490 metres", ("490 metres long", "490 m")),
+    ("whitespace only, against an empty gold answer", "  \t", [""]),
+    ("an article joined to a word by punctuation is not an article", "four-lane road", ["a-road lane"]),
+    ("punctuation beyond . , ! ? is removed too", "$490 / 50%", ["490 50"]),
+    ("punctuation outside ASCII stays", "東京 bridge’s", ["bridges"]),
+    ("letters outside ASCII stay as they are", "Malmö", ["Malmo"]),
+    ("a no-break space between two words", "copenhagen\u00a0malmö", ["copenhagen malmö"]),
 ]
 
 
 def check_squad_em_f1(squad_em_f1) -> None:
-    """squad_em_f1 on 12 predictions: normalisation, partial overlap, several or no gold answers, empty texts."""
+    """squad_em_f1 on 18 predictions: normalisation (ASCII punctuation only, text outside ASCII kept), partial overlap,
+    several or no gold answers, empty texts."""
     expected = load_expected(STEM, "metrics", "squad_em_f1")
 
     def judge(case):

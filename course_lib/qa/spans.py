@@ -38,6 +38,23 @@ def crash_hint(message: str) -> str:
     return f": {NONE_OFFSETS}" if "NoneType" in message else ""
 
 
+def span_crash_hint(message: str, offsets, sequence_ids, char_start: int, char_end: int) -> str:
+    """What a crash of char_span_to_token_span on this window may come from ("" when nothing stands out)."""
+    if "NoneType" in message:
+        return NONE_OFFSETS
+    context = [position for position, sequence in enumerate(sequence_ids) if sequence == 1]
+    if not context:
+        return "this window holds no context token (its question fills it, or the context is empty): return None"
+    held = [[p for p in context if offsets[p][0] <= c < offsets[p][1]] for c in (char_start, char_end - 1)]
+    if not all(held):
+        return ("the answer starts or ends with whitespace, which no token holds: the first token is the first context "
+                "token with end > char_start, the last the last one with start < char_end")
+    if 0 not in list(sequence_ids):
+        return ("this window holds no question token (an empty question): the context is the tokens of sequence id 1, "
+                "wherever they are")
+    return ""
+
+
 # ----------------------------------------------------------------------------------------------
 # char_span_to_token_span: shared diagnostics
 
@@ -99,9 +116,16 @@ def _why(got, expected, offsets, sequence_ids, char_start: int, char_end: int, t
     if got is None:
         return (f"the window's context holds the whole answer, from {token_text(expected[0], offsets, tokens)} to "
                 f"{token_text(expected[1], offsets, tokens)}: return {expected}")
+    spaces = [not any(offsets[p][0] <= c < offsets[p][1] for p in context) for c in (char_start, char_end - 1)]
     if got[0] != expected[0]:
+        if spaces[0]:
+            return (f"the answer starts on whitespace (no token holds char_start = {char_start}): first is the first "
+                    f"context token that ends after it, {token_text(expected[0], offsets, tokens)}")
         return (f"first is the context token whose characters hold char_start = {char_start}: "
                 f"{token_text(expected[0], offsets, tokens)}")
+    if spaces[1]:
+        return (f"the answer ends on whitespace (no token holds char_end - 1 = {char_end - 1}): last is the last "
+                f"context token that starts before char_end, {token_text(expected[1], offsets, tokens)}")
     return (f"last is the last context token that starts before char_end = {char_end}, included: "
             f"{token_text(expected[1], offsets, tokens)}")
 
@@ -130,9 +154,10 @@ ORESUND = ("The Øresund Bridge opened on 1 July 2000. It carries a double-track
            "name joins Øre, an old word for a gravel beach, and sund, the Danish word for a strait.")
 
 # Each case: a label, the question, the answer's text in ORESUND and which occurrence of it (from 1), and how the
-# pair is cut: `window` k of the windows of `max_length` tokens sharing `stride` ("whole": not cut), made by the
-# tokenizers library ("tokenizer") or by make_windows ("windows"), the offsets given as a list of tuples, of lists
-# or as an int array.
+# pair is cut: `window` k of the windows of `max_length` tokens (or of `room` context tokens) sharing `stride`
+# ("whole": not cut), made by the tokenizers library ("tokenizer") or by make_windows ("windows"), the offsets given as
+# a list of tuples, of lists or as an int array; `context` is another text to cut instead of ORESUND (the answer's
+# characters stay those in ORESUND).
 SPAN_CASES = [
     ("the whole pair, the answer at the start of the context", "Which bridge opened on 1 July 2000?",
      "The Øresund Bridge", 1, {"style": "tokenizer", "window": "whole", "offsets": "tuples"}),
@@ -153,6 +178,15 @@ SPAN_CASES = [
      "Malmö", 1, {"style": "tokenizer", "window": 2, "max_length": 32, "stride": 5, "offsets": "tuples"}),
     ("the answer in a later window", "What is the length of the main span?", "490 metres", 1,
      {"style": "tokenizer", "window": 0, "max_length": 40, "stride": 10, "offsets": "lists"}),
+    ("the answer starts with the space before its word", "Which city lies across the strait from Copenhagen?",
+     " Malmö", 1, {"style": "tokenizer", "window": "whole", "offsets": "tuples"}),
+    ("the answer inside one token, a part of a word", "Which letters of 'carries' are asked for?", "arri", 1,
+     {"style": "windows", "window": 0, "max_length": 64, "stride": 8, "offsets": "tuples"}),
+    ("an empty question", "", "Copenhagen and Malmö", 1, {"style": "tokenizer", "window": "whole", "offsets": "lists"}),
+    ("a window of one context token, the answer", "Which city lies across the strait from Copenhagen?", "Malmö", 1,
+     {"style": "windows", "window": 30, "room": 1, "stride": 0, "offsets": "tuples"}),
+    ("a window without context tokens (an empty context)", "Which city lies across the strait from Copenhagen?",
+     "Malmö", 1, {"style": "windows", "window": 0, "context": "", "max_length": 32, "stride": 4, "offsets": "tuples"}),
 ]
 
 
@@ -168,7 +202,8 @@ def case_inputs(case: Mapping, container: str):
 
 
 def check_char_span_to_token_span(char_span_to_token_span) -> None:
-    """char_span_to_token_span on 8 real windows: whole answers, answers starting or ending in a token, cut ones."""
+    """char_span_to_token_span on 13 real windows: whole answers, answers starting or ending in a token or on a
+    space, cut ones, an empty question, windows of one context token or none."""
     expected = load_expected(STEM, "spans", "char_span_to_token_span")
 
     def judge(case):
@@ -181,7 +216,8 @@ def check_char_span_to_token_span(char_span_to_token_span) -> None:
         try:
             result = call_learner(char_span_to_token_span, *given, char_start, char_end)
         except CheckFailed as failure:
-            raise CheckFailed(f"[{label}] {failure}{crash_hint(str(failure))}") from None
+            hint = span_crash_hint(str(failure), offsets, sequence_ids, char_start, char_end)
+            raise CheckFailed(f"[{label}] {failure}" + (f": {hint}" if hint else "")) from None
         for argument, before, after in zip(("offsets", "sequence_ids"), (offsets, sequence_ids), given, strict=True):
             expect_unchanged("char_span_to_token_span", argument, before, after, label)
         mistakes = [(entry["value"], entry["message"]) for entry in stored["mistakes"].values()]

@@ -14,10 +14,11 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from course_lib.calls import expect_unchanged, judge_all, named
+from course_lib.calls import describe, expect_unchanged, judge_all, named, within
 from course_lib.checking import CheckFailed, call_learner, parts_replaced, passed
 from course_lib.expected import load as load_expected
-from course_lib.qa.spans import ORESUND, crash_hint, is_index
+from course_lib.qa.spans import ORESUND, is_index
+from course_lib.qa.window_arguments import TIME_LIMIT, crash_hint_for, expect_refused, refused_because, room
 
 STEM = "07_qa"
 LIST_KEYS = ("input_ids", "token_type_ids", "attention_mask", "sequence_ids", "offsets")
@@ -34,11 +35,6 @@ RULES = {
     "sequence_ids": "sequence ids are None on [CLS], [SEP] and [PAD], 0 on the question, 1 on the piece",
     "offsets": "a context token keeps its (start, end) from context_offsets; every other position gets None",
 }
-
-
-def room(question_ids, max_length: int) -> int:
-    """How many context tokens a window holds: max_length less the question and [CLS], [SEP], [SEP]."""
-    return int(max_length) - len(question_ids) - 3
 
 
 def plain_window(window: Mapping) -> dict:
@@ -196,7 +192,11 @@ def expect_windows(result, expected, *, question_ids, context_length: int, max_l
     size = f"max_length={max_length}, stride={stride}, {len(question_ids)} question tokens, {context_length} context " \
            "tokens"
     starts, right = [w["context_start"] for w in got], [w["context_start"] for w in expected]
-    if starts != right:
+    if not got:
+        what = f"it returned no window, expected {len(expected)}"
+        rule = ("every context gives at least one window, an empty one or one shorter than the stride too: the first "
+                f"piece starts at token 0, and {PIECES}")
+    elif starts != right:
         what = f"the windows start at the context tokens {starts}, expected {right}"
         rule = f"{PIECES} (here room = {room(question_ids, max_length)})"
     else:
@@ -225,6 +225,19 @@ WINDOW_CASES = [
      "Which city lies across the strait from Copenhagen?", MALMO, "Malmö", 40, 8, ("array", "list", "array")),
     ("an answer longer than the overlap, cut in every window", "What does the name join?", ORESUND,
      "Øre, an old word for a gravel beach, and sund", 22, 6, ("list", "array", "tuples")),
+    ("stride 0: the pieces follow each other, the answer cut by one of them", "What does the bridge carry?", ORESUND,
+     "a double-track railway", 24, 0, ("list", "list", "tuples")),
+    ("an empty context: one window, its piece empty", "Who opened the bridge?", "", None, 16, 4,
+     ("list", "list", "tuples")),
+    ("an empty question and room for one context token: one window per token", "", MALMO, "Malmö", 4, 0,
+     ("tuple", "array", "lists")),
+]
+# Arguments make_windows must refuse with a ValueError, for the first case's question and the first tokens of its
+# context: (label, context tokens, max_length less the question's length, stride).
+REFUSED_CASES = [
+    ("a question that leaves no room (R = 0)", 4, 3, 0),
+    ("a stride equal to R", 4, 8, 5),
+    ("a negative stride", 12, 8, -1),
 ]
 
 
@@ -265,8 +278,9 @@ def spans_double(entries, original):
 
 
 def check_make_windows(make_windows) -> None:
-    """make_windows on 4 tokenized questions and paragraphs, with a stand-in char_span_to_token_span (your own is
-    checked on its own)."""
+    """make_windows on 7 tokenized questions and paragraphs (stride 0, an empty context, an empty question among
+    them), with a stand-in char_span_to_token_span (your own is checked on its own); then 3 arguments it must refuse
+    with a ValueError."""
     expected = load_expected(STEM, "windows", "make_windows")
     original = getattr(make_windows, "__globals__", {}).get("char_span_to_token_span")
 
@@ -280,9 +294,10 @@ def check_make_windows(make_windows) -> None:
         kwargs = {} if answer is None else {"answer": (int(stored["answer"][0]), int(stored["answer"][1]))}
         with parts_replaced(make_windows, char_span_to_token_span=spans_double(stored["spans"], original)):
             try:
-                result = call_learner(make_windows, *given, max_length, stride, **kwargs)
+                result = call_learner(within(make_windows, TIME_LIMIT), *given, max_length, stride, **kwargs)
             except CheckFailed as failure:
-                raise CheckFailed(f"[{label}] {failure}{crash_hint(str(failure))}") from None
+                hint = crash_hint_for(str(failure), label, inputs[0], max_length, stride)
+                raise CheckFailed(f"[{label}] {failure}" + (f": {hint}" if hint else "")) from None
         for argument, before, after in zip(("question_ids", "context_ids", "context_offsets"), inputs, given,
                                            strict=True):
             expect_unchanged("make_windows", argument, before, after, label)
@@ -294,8 +309,18 @@ def check_make_windows(make_windows) -> None:
                        tokens=stored["tokens"])
 
     judge_all(WINDOW_CASES, judge)
+    first = expected[WINDOW_CASES[0][0]]
+    for label, tokens, extra, stride in REFUSED_CASES:
+        question_ids = list(first["question_ids"])
+        args = (question_ids, list(first["context_ids"][:tokens]),
+                [tuple(pair) for pair in first["context_offsets"][:tokens]], len(question_ids) + extra, stride)
+        try:
+            outcome = {"result": describe(call_learner(within(make_windows, TIME_LIMIT), *args))}
+        except CheckFailed as failure:
+            outcome = {"raised": f"[{label}] {failure}"}
+        expect_refused(outcome, refused_because(question_ids, args[3], stride), label)
     passed(f"make_windows cuts {len(WINDOW_CASES)} tokenized paragraphs into overlapping windows, with the answer's "
-           "positions")
+           f"positions, and refuses {len(REFUSED_CASES)} impossible cuts with a ValueError")
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 """Hidden check of `squad_em_f1` (assignment 07): the learner's function against the reference on the edge cases of
-SQuAD's scores (empty texts, no gold answer, texts that normalise to nothing) and on seeded random predictions and
-gold answers: random words in random case, articles (also inside words), punctuation around and inside words, runs of
-spaces, tabs and newlines, repeated words, empty strings, one to four gold answers made from the prediction or not,
-in lists and tuples. All cases run in one request to the student's kernel; `grade_squad_em_f1(fn)` raises
-`CheckFailed` with a diagnosis or prints one success line (stdout only)."""
+SQuAD's scores (empty texts, no gold answer, texts of whitespace only or that normalise to nothing, articles joined to
+a word by punctuation, punctuation beyond the common marks and outside ASCII, letters and spaces outside ASCII) and on
+seeded random predictions and gold answers: random words in random case (some outside ASCII), articles (also inside
+words), punctuation around and inside words, runs of spaces, tabs, newlines and no-break spaces, repeated words, empty
+strings, one to four gold answers made from the prediction or not, in lists and tuples. All cases run in one request
+to the student's kernel; `grade_squad_em_f1(fn)` raises `CheckFailed` with a diagnosis or prints one success line
+(stdout only)."""
 
 from __future__ import annotations
 
@@ -20,16 +22,22 @@ from course_lib.qa.metrics import EMPTY, expect_em_f1
 
 WORDS = ("bridge", "railway", "motorway", "strait", "malmö", "copenhagen", "490", "metres", "july", "2000", "sund",
          "theatre", "another", "banana", "then", "x", "e", "double-track", "cable-stayed", "u.s.", "it's", "an", "the",
-         "a", "other", "and", "of")
+         "a", "other", "and", "of", "straße", "東京", "🙂", "a.k.a.", "the-end")
 ARTICLES = ("a", "an", "the")
 MARKS = ".,;:!?'\"()-"
-GAPS = (" ", " ", " ", " ", "  ", "\t", "\n", " \n ")
+RARE_MARKS = "$%/_&@#*+=[]’—…«»"  # ASCII punctuation SQuAD removes, and punctuation outside ASCII it keeps
+GAPS = (" ", " ", " ", " ", "  ", "\t", "\n", " \n ", "\u00a0")
 
 # Pairs every implementation must score right: the edges of SQuAD's rules.
 EDGE_CASES = [
     ("", []), ("", [""]), ("", ["x"]), ("x", [""]), ("x", []), ("The", []), ("the", ["A"]), ("...", ["!"]),
     ("a an the", ("",)), ("x x", ["x"]), ("x", ["x x"]), ("Bridge", ["bridge", "BRIDGE"]), ("x y", ("y z", "z")),
     ("  x\t", ["x"]), ("theatre", ["atre"]), ("double-track", ["double track"]),
+    ("   ", [""]), ("", ["\t \n"]), ("x", [" "]), ("the-end", ["end"]), ("a.k.a. Sund", ["k sund"]),
+    ("double-track a-team", ["end team"]), ("$490 / 50%", ["490 50"]), ("snake_case", ["snakecase"]),
+    ("Malmö’s", ["Malmös"]), ("Copenhagen — Malmö…", ["copenhagen malmö"]), ("«bridge»", ["bridge"]),
+    ("東京 bridge’s", ["bridges"]), ("🙂 bridge", ["bridge"]), ("Straße", ["STRASSE"]), ("Malmö", ["Malmo"]),
+    ("東京 tower", ["東京"]), ("copenhagen\u00a0malmö", ["copenhagen malmö"]),
 ]
 RANDOM_CASES = 260
 
@@ -52,6 +60,8 @@ def random_text(rng: np.random.Generator, words: int) -> str:
             word += str(rng.choice(list(MARKS)))
         if rng.random() < 0.1:
             word = str(rng.choice(list(MARKS))) + word
+        if rng.random() < 0.05:
+            word += str(rng.choice(list(RARE_MARKS)))
         chosen.append(word)
     text = "".join(str(rng.choice(GAPS)) + word for word in chosen)
     return text if rng.random() < 0.2 else text.strip()
@@ -110,4 +120,4 @@ def grade_squad_em_f1(squad_em_f1) -> None:
 
         judge_all(zip(labels, pairs, outcomes, strict=True), judge)
     passed(f"squad_em_f1 matches SQuAD's exact match and F1 on {len(pairs)} predictions (case, articles, punctuation, "
-           "spaces, repeated words, empty texts, several or no gold answers)")
+           "spaces, repeated words, empty texts, text outside ASCII, several or no gold answers)")

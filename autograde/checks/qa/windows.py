@@ -1,11 +1,13 @@
 """Hidden check of `make_windows` (assignment 07): the learner's function against the reference on seeded random
 questions and contexts (ids, and offsets of words of one to four pieces): a context that fits one window with or
-without padding, or one token too long for it, many windows, strides from 1 to room - 1, answers inside one window,
-in the overlap of two, cut by a window's edge, on the context's first or last token, longer than a window, or none;
-the ids in lists, tuples and int arrays, the offsets as tuples, lists or an int array, and other special token ids
-than BERT's. It is graded with the reference `char_span_to_token_span` in place of the learner's. All cases run in
-one request to the student's kernel; `grade_make_windows(fn)` raises `CheckFailed` with a diagnosis or prints one
-success line (stdout only)."""
+without padding, or one token too long for it, many windows, strides from 0 to room - 1, room for one token, an empty
+context or one no longer than the stride, an empty question, answers inside one window, in the overlap of two, cut by
+a window's edge, on the context's first or last token, longer than a window, or none; the ids in lists, tuples and
+int arrays, the offsets as tuples, lists or an int array, and other special token ids than BERT's; and arguments it
+must refuse with a ValueError (no room, a stride outside [0, room)). It is graded with the reference
+`char_span_to_token_span` in place of the learner's. All cases run in one request to the student's kernel, each call
+stopped after course_lib.qa.window_arguments.TIME_LIMIT seconds (a loop that never ends on stride 0, say);
+`grade_make_windows(fn)` raises `CheckFailed` with a diagnosis or prints one success line (stdout only)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from autograde.reference.qa.spans import char_span_to_token_span as reference_sp
 from autograde.remote import with_parts
 from course_lib.calls import expect_unchanged, rebuild, returned
 from course_lib.checking import passed, quiet
-from course_lib.qa.spans import NONE_OFFSETS
+from course_lib.qa.window_arguments import TIME_LIMIT, crash_hint_for, expect_refused, refused_because
 from course_lib.qa.windows import expect_windows
 
 ANSWERS = ("inside", "in an overlap", "cut by a window's end", "the first token", "the last token",
@@ -42,6 +44,19 @@ CASES = [
     (4, 90, 40, 10, "longer than a window", ("list", "list", "tuples"), "other"),
     (7, 45, 28, 5, "cut by a window's end", ("array", "array", "array"), "other"),
 ]
+# Unusual but allowed: stride 0, room for one token, an empty context, a context no longer than the stride, an empty
+# question.
+EDGE_CASES = [
+    (4, 40, 20, 0, "cut by a window's end", ("list", "list", "tuples"), "BERT's"),
+    (3, 9, 7, 0, "the first token", ("list", "array", "tuples"), "BERT's"),
+    (5, 0, 24, 4, None, ("list", "list", "tuples"), "BERT's"),
+    (6, 1, 24, 3, "the first token", ("tuple", "list", "lists"), "other"),
+    (2, 4, 20, 6, "the last token", ("list", "array", "array"), "BERT's"),
+    (0, 30, 16, 4, "in an overlap", ("list", "list", "lists"), "BERT's"),
+]
+# (question tokens, context tokens, max_length, stride) that the exercise refuses with a ValueError: no room (R < 1),
+# a stride of R or more, a negative stride. The contexts are short, so that a loop that does not refuse them ends.
+REFUSED = [(14, 5, 16, 0), (13, 3, 16, 0), (4, 6, 16, 9), (4, 6, 16, 12), (4, 30, 16, -2)]
 RANDOM_CASES = 12
 
 
@@ -107,19 +122,32 @@ def _random_row(rng):
             "other" if rng.random() < 0.25 else "BERT's")
 
 
+def refused_case(rng, questions: int, size: int, max_length: int, stride: int):
+    """(label, args, kwargs) of a call of make_windows that must raise a ValueError."""
+    args = [rng.integers(1000, 30000, size=questions).tolist(), rng.integers(1000, 30000, size=size).tolist(),
+            random_offsets(rng, size), max_length, stride]
+    why = refused_because(args[0], max_length, stride)
+    return f"{count(questions, 'question token')}, {count(size, 'context token')}, max_length={max_length}, " \
+           f"stride={stride}: {why}", args, {}
+
+
 def grade_make_windows(make_windows) -> None:
     rng = draw(711)
-    rows = CASES + [_random_row(rng) for _ in range(RANDOM_CASES)]
-    cases = [random_case(rng, *row) for row in rows]
+    rows = CASES + EDGE_CASES + [_random_row(rng) for _ in range(RANDOM_CASES)]
+    cases = [random_case(rng, *row) for row in rows] + [refused_case(rng, *row) for row in REFUSED]
     cases = [(f"context {number + 1} of {len(cases)}: {label}", args, kwargs)
              for number, (label, args, kwargs) in enumerate(cases)]
     with quiet(), with_parts(make_windows, char_span_to_token_span=reference_spans):
         outcomes = call_all(make_windows, [[label, args, kwargs] for label, args, kwargs in cases],
-                            object_arrays_as_lists=True)
+                            object_arrays_as_lists=True, seconds=TIME_LIMIT)
 
     def judge(item):
         (label, args, kwargs), outcome = item
-        result = returned(outcome, NONE_OFFSETS if "NoneType" in outcome.get("raised", "") else "")
+        why = refused_because(args[0], args[3], args[4])
+        if why:
+            expect_refused(outcome, why, label)
+            return
+        result = returned(outcome, crash_hint_for(outcome.get("raised", ""), label, args[0], args[3], args[4]))
         after = rebuild(outcome["after"])
         for argument, before, now in zip(("question_ids", "context_ids", "context_offsets"), args, after,
                                          strict=False):
@@ -132,5 +160,6 @@ def grade_make_windows(make_windows) -> None:
 
     with quiet():
         judge_all(zip(cases, outcomes, strict=True), judge)
-    passed(f"make_windows matches the reference on {len(cases)} random contexts (one window or many, strides from "
-           "1 to room - 1, answers whole, shared, cut or absent, other special ids)")
+    passed(f"make_windows matches the reference on {len(cases) - len(REFUSED)} random contexts (one window or many, "
+           "strides from 0 to room - 1, empty contexts and questions, answers whole, shared, cut or absent, other "
+           f"special ids) and refuses {len(REFUSED)} impossible ones")

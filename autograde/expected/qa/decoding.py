@@ -18,8 +18,9 @@ from course_lib.qa.decoding import (
     worked_context_mask,
 )
 
-# label, windows, seq, question tokens, context tokens of the last window (None: full), grid, container, how the
-# call passes max_answer_length and n_best ("defaults": not at all), max_answer_length, n_best, seed
+# label, windows, seq, question tokens (None: no special tokens, the context fills the window), context tokens of the
+# last window (None: full), grid, container, how the call passes max_answer_length and n_best ("defaults": not at
+# all), max_answer_length, n_best, seed
 CASES = [
     ("3 windows of 20 tokens, float32 arrays", 3, 20, 4, 6, 1 / 64, "float32", "keywords", 4, 6, 7101),
     ("one window as 1-D lists, n_best above the number of valid spans", 1, 12, 3, None, 1 / 64, "1-D lists",
@@ -30,6 +31,10 @@ CASES = [
      "defaults", 30, 20, 7104),
     ("single-token answers, max_answer_length 1, as lists", 2, 9, 2, 3, 1 / 16, "lists", "keywords", 1, 5, 7105),
     ("a window without context: no valid span", 1, 8, 5, 0, 1 / 16, "float32", "keywords", 30, 20, 7106),
+    ("float16 logits, context from each window's first token to its last, n_best above the valid spans", 2, 10, None,
+     6, 1 / 16, "float16", "keywords", 3, 60, 7107),
+    ("n_best 1, the last of 3 windows without context tokens", 3, 12, 3, 0, 1 / 64, "float64", "keywords", 4, 1,
+     7108),
 ]
 
 

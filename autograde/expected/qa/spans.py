@@ -49,7 +49,9 @@ def split_pair(encoding):
 
 
 def window_of(tokenizer, question: str, context: str, options) -> dict:
-    """offsets, sequence_ids and tokens of the case's window."""
+    """offsets, sequence_ids and tokens of the case's window (of the text `options["context"]` instead of `context`
+    where a case gives one, and of make_windows' windows of `options["room"]` context tokens where it says so)."""
+    context = options.get("context", context)
     if options["style"] == "tokenizer":
         cut = options["window"] != "whole"
         encodings = encode_pair(tokenizer, question, context, max_length=options.get("max_length") if cut else None,
@@ -58,8 +60,8 @@ def window_of(tokenizer, question: str, context: str, options) -> dict:
         return {"offsets": [tuple(o) for o in encoding.offsets], "sequence_ids": list(encoding.sequence_ids),
                 "tokens": list(encoding.tokens)}
     question_ids, context_ids, context_offsets = split_pair(encode_pair(tokenizer, question, context)[0])
-    window = make_windows(question_ids, context_ids, context_offsets, options["max_length"],
-                          options["stride"])[options["window"]]
+    max_length = options["max_length"] if "room" not in options else len(question_ids) + 3 + options["room"]
+    window = make_windows(question_ids, context_ids, context_offsets, max_length, options["stride"])[options["window"]]
     return {"offsets": window["offsets"], "sequence_ids": window["sequence_ids"],
             "tokens": [tokenizer.id_to_token(i) for i in window["input_ids"]]}
 

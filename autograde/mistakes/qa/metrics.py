@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 from collections import Counter
 
 from autograde.mistakes import Mistake
@@ -16,18 +17,34 @@ PUNCTUATION = set(string.punctuation)
 ARTICLES = r"\b(a|an|the)\b"
 
 
-def normaliser(*, lower: bool = True, punctuation: str = "removed", articles: str | None = ARTICLES):
-    """SQuAD's normalisation with one step changed: no lower case, punctuation kept or made spaces, the articles
-    kept (None) or removed by another pattern."""
+def _unicode_punctuation(character: str) -> bool:
+    return character in PUNCTUATION or unicodedata.category(character).startswith("P")
+
+
+def normaliser(*, lower: bool = True, punctuation: str = "removed", articles: str | None = ARTICLES,
+               articles_first: bool = False, ascii_letters: bool = False, ascii_spaces: bool = False):
+    """SQuAD's normalisation with one step changed: no lower case, punctuation kept, made spaces or removed outside
+    ASCII too ("unicode"), the articles kept (None), removed by another pattern or before the punctuation, the text
+    folded to ASCII (ö to o, 🙂 dropped), or split on ASCII whitespace only."""
     def normalise(text: str) -> str:
         text = text.lower() if lower else text
+        if ascii_letters:
+            text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+        if articles and articles_first:
+            text = re.sub(articles, " ", text)
         if punctuation != "kept":
             gap = " " if punctuation == "spaces" else ""
-            text = "".join(gap if character in PUNCTUATION else character for character in text)
-        if articles:
+            removed = _unicode_punctuation if punctuation == "unicode" else PUNCTUATION.__contains__
+            text = "".join(gap if removed(character) else character for character in text)
+        if articles and not articles_first:
             text = re.sub(articles, " ", text)
-        return " ".join(text.split())
+        return " ".join(ascii_words(text) if ascii_spaces else text.split())
     return normalise
+
+
+def ascii_words(text: str) -> list[str]:
+    """The words between runs of ASCII whitespace only (a no-break space stays inside a word)."""
+    return [word for word in re.split(r"[ \t\n\r\f\v]+", text) if word]
 
 
 def scores(prediction, gold_answers, *, normalise=ref.normalize_answer, raw_exact: bool = False, units=str.split,
@@ -87,6 +104,18 @@ METRICS = (
             _scorer(both_empty=0.0)),
     Mistake("no_gold_zero", f"with no gold answer the scores are 0.0 even for an empty prediction: {EMPTY}",
             _scorer(no_gold="zero")),
+    Mistake("articles_before_punctuation", "the articles were removed before the punctuation, so an article joined to "
+            "a word by punctuation (a-team, the-end) was removed: SQuAD removes the punctuation first, and \"ateam\" "
+            f"is a word, not an article; {NORMALISE}", _scorer(normalise=normaliser(articles_first=True))),
+    Mistake("unicode_punctuation_removed", "punctuation outside ASCII (’ — … « ») was removed: SQuAD removes "
+            f"string.punctuation only, and keeps the rest as part of the words; {NORMALISE}",
+            _scorer(normalise=normaliser(punctuation="unicode"))),
+    Mistake("non_ascii_changed", "letters and symbols outside ASCII were changed or dropped (ö became o, 🙂 or 東京 "
+            f"vanished): SQuAD only lower-cases them; {NORMALISE}",
+            _scorer(normalise=normaliser(ascii_letters=True))),
+    Mistake("ascii_whitespace", "only ASCII whitespace separates words here, so a no-break space (\\xa0) joined two "
+            "words: split with str.split(), which splits on every kind of whitespace; " + NORMALISE,
+            _scorer(normalise=normaliser(ascii_spaces=True), units=ascii_words)),
     Mistake("exact_raw", "exact match compared the texts as they are; it compares the normalised texts (so \"The "
             f"Bridge!\" matches \"bridge\"): {NORMALISE}", _scorer(raw_exact=True)),
 )

@@ -42,13 +42,29 @@ def _partial(offsets, sequence_ids, char_start, char_end):
 
 def _exact(span, offsets, sequence_ids, char_start, char_end, *, ends: bool):
     context = ref.context_tokens(sequence_ids)
+    cut = [character for character in ((char_start, char_end) if ends else (char_start,))
+           if any(offsets[i][0] < character < offsets[i][1] for i in context)]
+    spaces = [not any(offsets[i][0] <= c < offsets[i][1] for i in context) for c in (char_start, char_end - 1)]
+    if not cut or any(spaces):  # what this mistake's message says of the answer is not so here
+        raise ValueError("the answer neither starts nor ends inside a token, or it starts or ends on whitespace")
     first = next((i for i in context if offsets[i][0] == char_start), None)
     last = next((i for i in context if offsets[i][1] == char_end), None) if ends else span[1]
     return None if first is None or last is None else (first, last)
 
 
+def _one_past(span, offsets, sequence_ids, char_start, char_end):
+    context = ref.context_tokens(sequence_ids)
+    if not any(offsets[i][0] < char_end <= offsets[i][1] for i in context):
+        # one past the last token is then also the token after the whitespace: the check cannot tell which it was
+        raise ValueError("the answer ends on whitespace")
+    return span[0], span[1] + 1
+
+
 def _last_missed(span, offsets, sequence_ids, char_start, char_end):
-    return None if span[1] == ref.context_tokens(sequence_ids)[-1] else span
+    context = ref.context_tokens(sequence_ids)
+    if not all(any(offsets[i][0] <= c < offsets[i][1] for i in context) for c in (char_start, char_end - 1)):
+        raise ValueError("the answer starts or ends on whitespace, which may be why None was returned")
+    return None if span[1] == context[-1] else span
 
 
 ONLY_TOKENS = "return token positions in the window (indices into offsets), not characters"
@@ -59,7 +75,7 @@ SPANS = (
             "1)", _question_searched),
     Mistake("end_exclusive", "last is one past the answer's last token: last is the position of the answer's last "
             "token, included (a one-token answer at position 12 is (12, 12))",
-            _edited(lambda span, *rest: (span[0], span[1] + 1))),
+            _edited(_one_past)),
     Mistake("partial_span", "the window holds only part of the answer, and that part was returned: when the "
             f"window's context does not hold the whole answer, return None ({CUT}; the model learns to point at "
             "[CLS] there)", _partial),

@@ -82,7 +82,10 @@ def _moved(by):
 
 
 def _last_dropped(*args, **options):
-    return ref.make_windows(*args, **options)[:-1]
+    windows = ref.make_windows(*args, **options)
+    if len(windows) == 1:
+        raise ValueError("one window: dropping the last leaves none, which is not this mistake's sign")
+    return windows[:-1]
 
 
 TYPE_IDS = "token type ids are 0 on [CLS] question [SEP], 1 on the piece and on the [SEP] after it, 0 on the padding"

@@ -34,8 +34,52 @@ def loop(**bent: str) -> str:
     return source
 
 
+# Every pair at once, the invalid ones set to -1e9 and left out by comparing each score with -1e9 after float().
+SENTINEL = (
+    "import numpy as np\n\n\n" + SIGNATURE +
+    "    start_logits, end_logits = np.atleast_2d(start_logits), np.atleast_2d(end_logits)\n"
+    "    context_mask = np.atleast_2d(np.asarray(context_mask, dtype=bool))\n"
+    "    windows, seq = start_logits.shape\n"
+    "    scores = start_logits[:, :, None] + end_logits[:, None, :]\n"
+    "    positions = np.arange(seq)\n"
+    "    length = positions[None, :] - positions[:, None]\n"
+    "    valid = (length >= 0) & (length < max_answer_length)\n"
+    "    valid = valid[None] & context_mask[:, :, None] & context_mask[:, None, :]\n"
+    "    flat = np.where(valid, scores, -1e9).reshape(-1)\n"
+    "    order = np.argsort(-flat, kind='stable')[:n_best]\n"
+    "    spans = []\n"
+    "    for index in order:\n"
+    "        score = float(flat[index])\n"
+    "        if score != -1e9:\n"
+    "            window, rest = divmod(int(index), seq * seq)\n"
+    "            spans.append({'window': window, 'start': rest // seq, 'end': rest % seq, 'score': score})\n"
+    "    return spans\n")
+
 VARIANTS = [
     right("best_span", "the plain loop, sorting (-score, window, start, end)", source=loop()),
+    right("best_span", "heapq.nsmallest of (-score, window, start, end), each start's ends sliced from the mask",
+          source=(
+              "import heapq\n"
+              "\n"
+              "import numpy as np\n\n\n" + SIGNATURE + ARRAYS +
+              "    spans = ((-(start_logits[w, s] + end_logits[w, e]), w, s, e)\n"
+              "             for w in range(len(start_logits))\n"
+              "             for s in np.flatnonzero(context_mask[w])\n"
+              "             for e in s + np.flatnonzero(context_mask[w, s:s + max_answer_length]))\n"
+              "    return [{'window': int(w), 'start': int(s), 'end': int(e), 'score': float(-score)}\n"
+              "            for score, w, s, e in heapq.nsmallest(n_best, spans)]\n")),
+    wrong("best_span", "-1e9 marks the invalid spans, compared after float(): float16 makes it -inf",
+          source=SENTINEL, message="leave out the spans you masked with -inf"),
+    wrong("best_span", "the ranking squeezed: a 0-d array for n_best 1", source=SENTINEL.replace(
+        "[:n_best]\n", "[:n_best].squeeze()\n").replace("if score != -1e9:", "if score > -1e8:"),
+          message="iteration over a 0-d array"),
+    wrong("best_span", "each window searched from its first to its last context token (none: a crash)",
+          source=loop(POSITIONS="range(np.flatnonzero(context_mask[window])[0],\n"
+                                "                       np.flatnonzero(context_mask[window])[-1] + 1)").replace(
+              "    found = []\n", "    if not context_mask.any():\n        return []\n    found = []\n"),
+          message="a window here holds no context token"),
+    wrong("best_span", "position 0 left out as [CLS], whatever the mask says", source=loop(
+        POSITIONS="[p for p in np.flatnonzero(context_mask[window]) if p > 0]"), message="valid spans and n_best is"),
     right("best_span", "NumPy: every pair at once, invalid ones at -inf, a stable sort", source=(
         "import numpy as np\n\n\n" + SIGNATURE + ARRAYS +
         "    windows, seq = start_logits.shape\n"

@@ -54,7 +54,8 @@ SPANS = [
         "    first = next(i for i in context if offsets[i][1] > char_start)\n"
         "    last = next(i for i in reversed(context) if offsets[i][0] < char_end)\n"
         "    return first, last\n"), message=named(spans.SPANS, "last_token_missed")),
-    right("char_span_to_token_span", "the tokenizers course's two while loops over the context's bounds", source=(
+    wrong("char_span_to_token_span", "the tokenizers course's two while loops: an answer starting on a space gets the "
+          "token before it", source=(
         "def char_span_to_token_span(offsets, sequence_ids, char_start, char_end):\n"
         "    start = 0\n"
         "    while start < len(sequence_ids) and sequence_ids[start] != 1:\n"
@@ -72,7 +73,7 @@ SPANS = [
         "    last = end\n"
         "    while last >= start and offsets[last][1] >= char_end:\n"
         "        last -= 1\n"
-        "    return first - 1, last + 1\n")),
+        "    return first - 1, last + 1\n"), message="the answer starts on whitespace"),
     right("char_span_to_token_span", "NumPy: the context's starts and ends as arrays, argmax of a mask", source=(
         "def char_span_to_token_span(offsets, sequence_ids, char_start, char_end):\n"
         "    positions = np.array([i for i, s in enumerate(sequence_ids) if s == 1], dtype=int)\n"
@@ -92,6 +93,7 @@ WINDOWS_TEMPLATE = (
     "def make_windows(question_ids, context_ids, context_offsets, max_length, stride, *, answer=None, cls_id=101,\n"
     "                 sep_id=102, pad_id=0):\n"
     "    room = max_length - len(question_ids) - 3\n"
+    "{refuse}"
     "    head = len(question_ids) + 2\n"
     "    windows, start = [], 0\n"
     "    while {loop}:\n"
@@ -114,7 +116,11 @@ WINDOWS_TEMPLATE = (
     "        windows.append(window)\n"
     "        {advance}\n"
     "    return windows\n")
-PLAIN = {"loop": "True", "padding": "max_length - len(tokens)",
+REFUSE = ("    if room < 1:\n"
+          "        raise ValueError('the question leaves no room for the context')\n"
+          "    if stride < 0 or stride >= room:\n"
+          "        raise ValueError('stride must be in [0, room)')\n")
+PLAIN = {"refuse": REFUSE, "loop": "True", "padding": "max_length - len(tokens)",
          "types": "[0] * head + [1] * (len(piece) + 1) + [0] * padding", "positions": "span or (0, 0)",
          "advance": "if start + room >= len(context_ids):\n            break\n        start += room - stride"}
 
@@ -128,6 +134,8 @@ GLOBAL_SPAN = (  # the answer's tokens in the whole context, then positions made
     "def make_windows(question_ids, context_ids, context_offsets, max_length, stride, *, answer=None, cls_id=101,\n"
     "                 sep_id=102, pad_id=0):\n"
     "    room = max_length - len(question_ids) - 3\n"
+    "    if room < 1 or not 0 <= stride < room:\n"
+    "        raise ValueError(f'room {room}, stride {stride}: need room >= 1 and 0 <= stride < room')\n"
     "    head = len(question_ids) + 2\n"
     "    if answer is not None:\n"
     "        first = min(i for i, o in enumerate(context_offsets) if o[1] > answer[0])\n"
@@ -198,6 +206,10 @@ WINDOWS = [
         "def make_windows(question_ids, context_ids, context_offsets, max_length, stride, *, answer=None, cls_id=101,\n"
         "                 sep_id=102, pad_id=0):\n"
         "    room = max_length - len(question_ids) - 3\n"
+        "    if room < 1:\n"
+        "        raise ValueError('no room')\n"
+        "    if not 0 <= stride < room:\n"
+        "        raise ValueError('stride out of range')\n"
         "    starts = [0]\n"
         "    while starts[-1] + room < len(context_ids):\n"
         "        starts.append(starts[-1] + room - stride)\n"
