@@ -51,10 +51,10 @@ def sandbox_command(work: Path, hidden: list[Path], command: list[str], env: dic
     for path in course_paths_in_scratch():
         argv += ["--ro-bind", str(path), str(path)]  # back in sight, read-only, under the fresh /tmp
     for path in hidden:
-        if path.is_dir():
-            argv += ["--tmpfs", str(path)]
-        elif path.exists():  # a file, such as a git worktree's .git: an empty file in its place
+        if path.is_file():  # such as a git worktree's .git, where bwrap refuses a tmpfs: an empty file in its place
             argv += ["--ro-bind", "/dev/null", str(path)]
+        else:
+            argv += ["--tmpfs", str(path)]
     argv += ["--bind", str(work), str(work),
              "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
              "--new-session", "--chdir", str(work), "--clearenv"]
