@@ -11,6 +11,19 @@ VARIANTS = [
           visible_message="use the argument d in the exponent, not the number of columns of k"),
     wrong("get_angles", "multiplies by 10000^(2i/d) instead of dividing", old="1 / np.power", new="np.power",
           message="divide pos by 10000**(2*(k//2)/d); you multiplied"),
+    wrong("get_angles", "the column numbers 0, 1, 2, ... used instead of the indices k holds", source=(
+        "def get_angles(pos, k, d):\n"
+        "    columns = np.arange(k.shape[1])[np.newaxis, :]\n"
+        "    return pos / np.power(10000, (2 * (columns // 2)) / np.float64(d))\n"),
+        message="not the column numbers 0, 1, 2"),
+    wrong("get_angles", "the d // 2 pair rates repeated and indexed by k (an odd d's last index has none)", source=(
+        "def get_angles(pos, k, d):\n"
+        "    rates = np.repeat(1 / np.power(10000.0, 2 * np.arange(d // 2) / d), 2)\n"
+        "    return pos * rates[k]\n"), message="get_angles raised IndexError"),
+    wrong("get_angles", "a nested list comprehension (no positions give shape (0,))", source=(
+        "def get_angles(pos, k, d):\n"
+        "    return np.array([[p / 10000 ** (2 * (i // 2) / d) for i in k[0]] for p in pos[:, 0]])\n"),
+        message="has shape (0,), expected (0, 4)"),
     right("get_angles", "TensorFlow ops, converted back to NumPy", source=(
         "def get_angles(pos, k, d):\n"
         "    i = tf.cast(k // 2, tf.float64)\n"
@@ -38,11 +51,35 @@ VARIANTS = [
         "    angles = get_angles(np.arange(positions)[:, None].astype(np.float64), np.arange(d)[None, :], d)\n"
         "    even = (np.arange(d) % 2 == 0)[None, :]\n"
         "    return tf.constant(np.where(even, np.sin(angles), np.cos(angles))[None], dtype=tf.float32)\n")),
-    right("positional_encoding", "stacked sine/cosine pairs in TensorFlow", source=(
+    wrong("positional_encoding", "stacked sine/cosine pairs in TensorFlow: an odd d has one cosine fewer than sines",
+          source=(
+              "def positional_encoding(positions, d):\n"
+              "    angles = get_angles(np.arange(positions)[:, np.newaxis], np.arange(d)[np.newaxis, :], d)\n"
+              "    sines = tf.sin(tf.constant(angles[:, 0::2], tf.float32))\n"
+              "    cosines = tf.cos(tf.constant(angles[:, 1::2], tf.float32))\n"
+              "    pairs = tf.reshape(tf.stack([sines, cosines[:, : sines.shape[1]]], axis=-1), (positions, -1))\n"
+              "    return pairs[tf.newaxis, :, :d]\n"),
+          message="positional_encoding raised InvalidArgumentError: Shapes of all inputs must match"),
+    wrong("positional_encoding", "sine/cosine pairs stacked in NumPy and reshaped to d columns (fails for an odd d)",
+          source=(
+              "def positional_encoding(positions, d):\n"
+              "    angles = get_angles(np.arange(positions)[:, np.newaxis], np.arange(d)[np.newaxis, :], d)\n"
+              "    pairs = np.stack([np.sin(angles[:, 0::2]), np.cos(angles[:, 1::2])], axis=-1)\n"
+              "    return tf.constant(pairs.reshape(1, positions, d), tf.float32)\n"),
+          message="positional_encoding raised ValueError: all input arrays must have the same shape"),
+    wrong("positional_encoding", "one row per position in a Python list (no positions give shape (1, 0))", source=(
+        "def positional_encoding(positions, d):\n"
+        "    rows = []\n"
+        "    for p in range(positions):\n"
+        "        row = get_angles(np.array([[p]]), np.arange(d)[np.newaxis, :], d)[0]\n"
+        "        rows.append(np.where(np.arange(d) % 2 == 0, np.sin(row), np.cos(row)))\n"
+        "    return tf.cast(np.array(rows)[np.newaxis], tf.float32)\n"), message="has shape (1, 0), expected (1, 0, "),
+    right("positional_encoding", "stacked sine/cosine pairs in TensorFlow, the cosines padded for an odd d", source=(
         "def positional_encoding(positions, d):\n"
         "    angles = get_angles(np.arange(positions)[:, np.newaxis], np.arange(d)[np.newaxis, :], d)\n"
         "    sines = tf.sin(tf.constant(angles[:, 0::2], tf.float32))\n"
         "    cosines = tf.cos(tf.constant(angles[:, 1::2], tf.float32))\n"
-        "    pairs = tf.reshape(tf.stack([sines, cosines[:, : sines.shape[1]]], axis=-1), (positions, -1))\n"
+        "    cosines = tf.pad(cosines, [[0, 0], [0, sines.shape[1] - cosines.shape[1]]])\n"
+        "    pairs = tf.reshape(tf.stack([sines, cosines], axis=-1), (positions, 2 * sines.shape[1]))\n"
         "    return pairs[tf.newaxis, :, :d]\n")),
 ]

@@ -192,6 +192,23 @@ STEP = [
         "    return loss.item()\n")),
 ]
 
+def _inference_mode(before: str, after: str) -> str:
+    """An evaluate under torch.inference_mode with np.average, `before` and `after` the lines that set the mode."""
+    return ("def evaluate(model, batches):\n"
+            f"    {before}\n"
+            "    losses, sizes, starts, ends = [], [], [], []\n"
+            "    with torch.inference_mode():\n"
+            "        for batch in batches:\n"
+            "            s, e = model(batch['token_ids'], batch['segment_ids'], batch['padding_mask'])\n"
+            "            losses.append(qa_loss(s, e, batch['start_positions'], batch['end_positions']).item())\n"
+            "            sizes.append(s.shape[0])\n"
+            "            starts.append(s.detach().cpu().numpy())\n"
+            "            ends.append(e.detach().cpu().numpy())\n"
+            f"    {after}\n"
+            "    return dict(loss=float(np.average(losses, weights=sizes)), start_logits=np.vstack(starts),\n"
+            "                end_logits=np.vstack(ends))\n")
+
+
 EVALUATION = [
     wrong("evaluate", "no model.eval() (dropout on)", old="    model.eval()\n", new="",
           message="ran in training mode, with dropout on"),
@@ -228,51 +245,15 @@ EVALUATION = [
         "    model.train()\n"
         "    return {'loss': total / count, 'start_logits': torch.cat(starts), 'end_logits': torch.cat(ends)}\n"),
           message="return one NumPy array"),
-    wrong("evaluate", "inference_mode, the mode restored as it was, np.average", source=(
-        "def evaluate(model, batches):\n"
-        "    was_training = model.training\n"
-        "    model.eval()\n"
-        "    losses, sizes, starts, ends = [], [], [], []\n"
-        "    with torch.inference_mode():\n"
-        "        for batch in batches:\n"
-        "            s, e = model(batch['token_ids'], batch['segment_ids'], batch['padding_mask'])\n"
-        "            losses.append(qa_loss(s, e, batch['start_positions'], batch['end_positions']).item())\n"
-        "            sizes.append(s.shape[0])\n"
-        "            starts.append(s.detach().cpu().numpy())\n"
-        "            ends.append(e.detach().cpu().numpy())\n"
-        "    model.train(was_training)\n"
-        "    return dict(loss=float(np.average(losses, weights=sizes)), start_logits=np.vstack(starts),\n"
-        "                end_logits=np.vstack(ends))\n"), message="left the model in evaluation mode"),
-    wrong("evaluate", "model.train() only when it was training before", source=(
-            "def evaluate(model, batches):\n"
-            "    was_training = model.training\n"
-            "    model.eval()\n"
-            "    total, count, starts, ends = 0.0, 0, [], []\n"
-            "    with torch.no_grad():\n"
-            "        for batch in batches:\n"
-            "            s, e = model(batch['token_ids'], batch['segment_ids'], batch['padding_mask'])\n"
-            "            total += qa_loss(s, e, batch['start_positions'], batch['end_positions']).item() * len(s)\n"
-            "            count += len(s)\n"
-            "            starts.append(s.numpy())\n"
-            "            ends.append(e.numpy())\n"
-            "    if was_training:\n"
-            "        model.train()\n"
-            "    return {'loss': total / count, 'start_logits': np.concatenate(starts),\n"
-            "            'end_logits': np.concatenate(ends)}\n"), message="left the model in evaluation mode"),
-    right("evaluate", "inference_mode, np.average, training mode switched on at the end", source=(
-        "def evaluate(model, batches):\n"
-        "    model.train(False)\n"
-        "    losses, sizes, starts, ends = [], [], [], []\n"
-        "    with torch.inference_mode():\n"
-        "        for batch in batches:\n"
-        "            s, e = model(batch['token_ids'], batch['segment_ids'], batch['padding_mask'])\n"
-        "            losses.append(qa_loss(s, e, batch['start_positions'], batch['end_positions']).item())\n"
-        "            sizes.append(s.shape[0])\n"
-        "            starts.append(s.detach().cpu().numpy())\n"
-        "            ends.append(e.detach().cpu().numpy())\n"
-        "    model.train(True)\n"
-        "    return dict(loss=float(np.average(losses, weights=sizes)), start_logits=np.vstack(starts),\n"
-        "                end_logits=np.vstack(ends))\n")),
+    wrong("evaluate", "inference_mode, the mode restored as it was, np.average",
+          source=_inference_mode("was_training = model.training\n    model.eval()", "model.train(was_training)"),
+          message="left the model in evaluation mode"),
+    wrong("evaluate", "model.train() only when it was training before",
+          source=_inference_mode("was_training = model.training\n    model.eval()",
+                                 "if was_training:\n        model.train()"),
+          message="left the model in evaluation mode"),
+    right("evaluate", "inference_mode, np.average, training mode switched on at the end",
+          source=_inference_mode("model.train(False)", "model.train(True)")),
     right("evaluate", "torch.cat on the device, then one conversion", source=(
         "def evaluate(model, batches):\n"
         "    model.eval()\n"

@@ -115,6 +115,12 @@ MASKS = [
     wrong("create_padding_mask", "left as booleans (no cast to float32)", old=_IS_TOKEN,
           new="is_token = tf.math.not_equal(token_ids, 0)",
           message="should have dtype float32, got bool: convert it with tf.cast(..., tf.float32"),
+    wrong("create_padding_mask", "ones on the first n positions, n the count of real tokens (tf.sequence_mask)",
+          source=(
+              "def create_padding_mask(token_ids):\n"
+              "    lengths = tf.reduce_sum(tf.cast(token_ids != 0, tf.int32), axis=1)\n"
+              "    return tf.sequence_mask(lengths, tf.shape(token_ids)[1], tf.float32)[:, tf.newaxis, :]\n"),
+          message="but here padding comes before the tokens: mark each position by its own id"),
     right("create_padding_mask", "tf.where and tf.expand_dims", source=(
         "def create_padding_mask(token_ids):\n"
         "    ones = tf.ones_like(token_ids, dtype=tf.float32)\n"
@@ -168,6 +174,10 @@ ATTENTION = [
     wrong("scaled_dot_product_attention", "(weights, output) returned in the wrong order",
           old="return output, attention_weights", new="return attention_weights, output",
           message="the pair seems swapped; return (output, attention_weights) in that order"),
+    wrong("scaled_dot_product_attention", "k transposed with a perm for 2, 3 or 4 axes only", old=_SCORES_LINE,
+          new="perm = {2: [1, 0], 3: [0, 2, 1], 4: [0, 1, 3, 2]}[len(k.shape)]\n"
+              "    scores = tf.matmul(q, tf.transpose(k, perm)) / tf.sqrt(d_k)",
+          message="scaled_dot_product_attention raised KeyError: 5"),
     right("scaled_dot_product_attention", "tf.where with -1e9 instead of an additive mask", old=_MASKED,
           new="scores = tf.where(tf.cast(mask, tf.bool), scores, tf.constant(-1e9, scores.dtype))"),
     right("scaled_dot_product_attention", "einsum with any number of leading axes", source=(

@@ -3,6 +3,25 @@ token-classification head and the masked loss."""
 
 from autograde.variants import right, wrong
 
+
+def _subclassed(default: str = "False", dropout_training: str = "training") -> str:
+    """A subclassed token classifier whose call defaults to training=`default` and gives its Dropout
+    training=`dropout_training`."""
+    return ("def build_token_classifier(backbone, num_labels, dropout=0.1):\n"
+            "    class TokenClassifier(keras.Model):\n"
+            "        def __init__(self):\n"
+            "            super().__init__()\n"
+            "            self.encoder = backbone\n"
+            "            self.drop = keras.layers.Dropout(dropout)\n"
+            "            self.classify = keras.layers.Dense(num_labels)\n"
+            "\n"
+            f"        def call(self, inputs, training={default}):\n"
+            "            vectors = self.encoder(inputs, training=training)['sequence_output']\n"
+            f"            return self.classify(self.drop(vectors, training={dropout_training}))\n"
+            "\n"
+            "    return TokenClassifier()\n")
+
+
 CLASSIFIER = [
     wrong("build_token_classifier", "the head on pooled_output (the [CLS] path): one vector per sentence",
           old='backbone(inputs)["sequence_output"]', new='backbone(inputs)["pooled_output"]',
@@ -30,58 +49,17 @@ CLASSIFIER = [
               '    logits = keras.layers.Dense(num_labels, name="token_logits")(x)',
           new='x = keras.layers.Dense(num_labels, name="token_logits")(sequence_output)\n'
               '    logits = keras.layers.Dropout(dropout)(x)', message="the dropout is applied to the logits"),
-    wrong("build_token_classifier", "a subclassed model whose dropout has training=True, at inference too", source=(
-        "def build_token_classifier(backbone, num_labels, dropout=0.1):\n"
-        "    class TokenClassifier(keras.Model):\n"
-        "        def __init__(self):\n"
-        "            super().__init__()\n"
-        "            self.encoder = backbone\n"
-        "            self.drop = keras.layers.Dropout(dropout)\n"
-        "            self.classify = keras.layers.Dense(num_labels)\n"
-        "\n"
-        "        def call(self, inputs, training=False):\n"
-        "            vectors = self.encoder(inputs, training=training)['sequence_output']\n"
-        "            return self.classify(self.drop(vectors, training=True))\n"
-        "\n"
-        "    return TokenClassifier()\n"), message="dropout is active at inference"),
+    wrong("build_token_classifier", "a subclassed model whose dropout has training=True, at inference too",
+          source=_subclassed(dropout_training="True"), message="dropout is active at inference"),
     right("build_token_classifier", "inputs made with keras.Input, the head a Sequential of Dropout and Dense", source=(
         "def build_token_classifier(backbone, num_labels, dropout=0.1):\n"
         "    inputs = {name: keras.Input(shape=(None,), dtype='int32', name=name)\n"
         "              for name in ('token_ids', 'segment_ids', 'padding_mask')}\n"
         "    head = keras.Sequential([keras.layers.Dropout(dropout), keras.layers.Dense(num_labels)])\n"
         "    return keras.Model(inputs, head(backbone(inputs)['sequence_output']))\n")),
-    right("build_token_classifier", "a subclassed keras.Model", source=(
-        "def build_token_classifier(backbone, num_labels, dropout=0.1):\n"
-        "    class TokenClassifier(keras.Model):\n"
-        "        def __init__(self):\n"
-        "            super().__init__()\n"
-        "            self.encoder = backbone\n"
-        "            self.drop = keras.layers.Dropout(dropout)\n"
-        "            self.classify = keras.layers.Dense(num_labels)\n"
-        "\n"
-        "        def call(self, inputs, training=False):\n"
-        "            vectors = self.encoder(inputs, training=training)['sequence_output']\n"
-        "            return self.classify(self.drop(vectors, training=training))\n"
-        "\n"
-        "    return TokenClassifier()\n")),
-    right("build_token_classifier", "a functional graph on the backbone's own outputs (its pooler left out)", source=(
-        "def build_token_classifier(backbone, num_labels, dropout=0.1):\n"
-        "    x = keras.layers.Dropout(dropout)(backbone.output['sequence_output'])\n"
-        "    return keras.Model(backbone.input, keras.layers.Dense(num_labels)(x))\n")),
-    wrong("build_token_classifier", "a subclassed model whose call defaults to training=True", source=(
-        "def build_token_classifier(backbone, num_labels, dropout=0.1):\n"
-        "    class TokenClassifier(keras.Model):\n"
-        "        def __init__(self):\n"
-        "            super().__init__()\n"
-        "            self.encoder = backbone\n"
-        "            self.drop = keras.layers.Dropout(dropout)\n"
-        "            self.classify = keras.layers.Dense(num_labels)\n"
-        "\n"
-        "        def call(self, inputs, training=True):\n"
-        "            vectors = self.encoder(inputs, training=training)['sequence_output']\n"
-        "            return self.classify(self.drop(vectors, training=training))\n"
-        "\n"
-        "    return TokenClassifier()\n"), message="dropout acts by default"),
+    right("build_token_classifier", "a subclassed keras.Model", source=_subclassed()),
+    wrong("build_token_classifier", "a subclassed model whose call defaults to training=True",
+          source=_subclassed(default="True"), message="dropout acts by default"),
     right("build_token_classifier", "the unused pooler frozen", old="    inputs = backbone.input",
           new="    backbone.get_layer('pooled_dense').trainable = False\n    inputs = backbone.input"),
     wrong("build_token_classifier", "the sequence output cut from the gradient (stop_gradient)",
