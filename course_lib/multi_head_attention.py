@@ -23,6 +23,7 @@ from course_lib.checking import (
     expect_tensor,
     matches,
     passed,
+    plain_message,
     quiet,
     stored_mistakes,
     to_array,
@@ -41,6 +42,30 @@ MASK_IGNORED = (
 
 # ----------------------------------------------------------------------------------------------
 # Shared diagnostics (also used by the hidden checks)
+
+TRACED = ("in a tf.function whose batch and sequence sizes are unknown until it runs, as when Keras calls a layer "
+          "in fit")
+TRACED_HINT = "use TensorFlow operations, and tf.shape(x) rather than x.shape for the batch and sequence sizes"
+
+
+def call_traced(fn, x, *args, unknown: Sequence[int]):
+    """`fn(x, *args)` inside a tf.function whose input signature leaves the axes `unknown` of x unknown; the result,
+    or a failed check that says how the call failed (the eager calls come first, so a NotImplementedError here is
+    TensorFlow's, about NumPy on a symbolic tensor, not an unfinished exercise)."""
+    import tensorflow as tf
+
+    x = tf.convert_to_tensor(x)
+    shape = [None if axis in unknown else size for axis, size in enumerate(x.shape)]
+    traced = tf.function(lambda tensor: fn(tensor, *args), input_signature=[tf.TensorSpec(shape, x.dtype)])
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    try:
+        with quiet():
+            return traced(x)
+    except Exception as error:
+        kind = type(error).__name__
+        lines = [line.strip() for line in plain_message(error).splitlines() if line.strip()]
+        last = lines[-1].removeprefix(f"{kind}: ").rstrip(" .;") if lines else ""
+        raise CheckFailed(f"{name} raised {kind} {TRACED}: {last}; {TRACED_HINT}") from None
 
 
 def expect_heads(result, expected, name: str, *, mistakes: Sequence[tuple[object, str]] = (),
@@ -208,22 +233,28 @@ def expect_copied_weights(layer, expected, before, keras_blocks) -> None:
 
 
 def check_split_heads(split_heads) -> None:
-    """Split (2, 3, 4) numbers 0..23 into 2 heads, and (1, 2, 6) into 3 heads."""
+    """Split (2, 3, 4) numbers 0..23 into 2 heads, and (1, 2, 6) into 3 heads; then the first again in a tf.function
+    whose batch and sequence sizes are unknown."""
     case = load_expected(STEM, "split_heads")
     expect_heads(call_learner(split_heads, to_tensor(case["x"]), 2), case["expected"], "split_heads(x, 2)",
                  mistakes=stored_mistakes(case["mistakes"]), shape_hints=split_shape_hints(2, 3, 2, 2))
     three = case["three_heads"]
     expect_heads(call_learner(split_heads, to_tensor(three["x"]), 3), three["expected"], "split_heads(x, 3)",
                  shape_hints=split_shape_hints(1, 2, 3, 2))
+    expect_heads(call_traced(split_heads, to_tensor(case["x"]), 2, unknown=(0, 1)), case["expected"],
+                 f"split_heads(x, 2) {TRACED}")
     passed("split_heads: (batch, seq, d_model) -> (batch, heads, seq, depth), head h holds features "
            "h*depth..(h+1)*depth-1")
 
 
 def check_merge_heads(merge_heads) -> None:
-    """Merge (2, 2, 3, 2) numbers 0..23, and undo the split of the split_heads check."""
+    """Merge (2, 2, 3, 2) numbers 0..23, also in a tf.function whose batch and sequence sizes are unknown, and undo
+    the split of the split_heads check."""
     case = load_expected(STEM, "merge_heads")
     expect_heads(call_learner(merge_heads, to_tensor(case["x"])), case["expected"], "merge_heads(x)",
                  mistakes=stored_mistakes(case["mistakes"]), shape_hints=merge_shape_hints(2, 2, 3, 2))
+    expect_heads(call_traced(merge_heads, to_tensor(case["x"]), unknown=(0, 2)), case["expected"],
+                 f"merge_heads(x) {TRACED}")
     split = load_expected(STEM, "split_heads")
     expect_heads(call_learner(merge_heads, to_tensor(split["expected"])), split["x"],
                  "merge_heads of the split heads (should give back the input)",

@@ -289,13 +289,17 @@ def check_cosine_score(cosine_score) -> None:
 
 
 def check_create_padding_mask(create_padding_mask) -> None:
-    """Padding mask of three sentences of lengths 3, 1 and 5 (id 0 is padding)."""
+    """Padding mask of three sentences of lengths 3, 1 and 5 (id 0 is padding), of one without padding, and of one
+    padded before its tokens beside one of padding only."""
     case = load_expected(STEM, "create_padding_mask")
     expect_mask(call_learner(create_padding_mask, to_tensor(case["token_ids"], "int32")), case["expected"],
                 "create_padding_mask(token_ids)", mistakes=stored_mistakes(case["mistakes"]),
                 shape_hints=padding_shape_hints(*case["token_ids"].shape))
     expect_mask(call_learner(create_padding_mask, to_tensor(case["unpadded_ids"], "int32")),
                 case["unpadded_expected"], "create_padding_mask for a sentence without padding")
+    expect_mask(call_learner(create_padding_mask, to_tensor(case["left_padded_ids"], "int32")),
+                case["left_padded_expected"], "create_padding_mask for padding before the tokens and padding only",
+                mistakes=stored_mistakes(case["left_padded_mistakes"]))
     passed("create_padding_mask marks real tokens with 1 and padding with 0, shape (batch, 1, seq)")
 
 
@@ -309,13 +313,15 @@ def check_create_look_ahead_mask(create_look_ahead_mask) -> None:
 
 
 # In this order: the lecture's Thinking Machines numbers (no batch axis, no mask), a padded batch, a look-ahead
-# mask with two leading axes (batch, heads), and a blocked key with a very large score.
-ATTENTION_CASES = ("lecture", "padded_batch", "look_ahead_two_axes", "blocked_large_score")
+# mask with two leading axes (batch, heads), a blocked key with a very large score, and one query with three
+# leading axes.
+ATTENTION_CASES = ("lecture", "padded_batch", "look_ahead_two_axes", "blocked_large_score", "three_axes_one_query")
 
 
 def check_scaled_dot_product_attention(scaled_dot_product_attention) -> None:
-    """Four small cases: the lecture's Thinking Machines numbers (no batch axis), a padded batch,
-    a look-ahead mask with two leading axes, and a blocked key with a very large score."""
+    """Five small cases: the lecture's Thinking Machines numbers (no batch axis), a padded batch,
+    a look-ahead mask with two leading axes, a blocked key with a very large score, and one query with three
+    leading axes."""
     for name in ATTENTION_CASES:
         case = load_expected(STEM, "scaled_dot_product_attention", name)
         mask = case.get("mask")

@@ -94,6 +94,9 @@ WRONG_ANGLES = {
     "multiplied": (lambda pos, k, d: pos * np.power(10000.0, 2 * (k // 2) / d), "you multiplied"),
     "d forgotten": (lambda pos, k, d: pos / np.power(10000.0, 2 * (k // 2)), "divide by d"),
     "d from k": (lambda pos, k, d: pos / np.power(10000.0, 2 * (k // 2) / k.shape[-1]), "argument d"),
+    "column numbers": (lambda pos, k, d: pos / np.power(10000.0, 2 * (np.arange(k.shape[-1])[None] // 2) / d),
+                       "not the column numbers"),
+    "odd d": (lambda pos, k, d: pos * np.repeat(np.power(10000.0, -2 * np.arange(d // 2) / d), 2)[k], "IndexError"),
     "transposed": (lambda pos, k, d: good_get_angles(pos, k, d).T, "one row per position"),
     "tensor": (lambda pos, k, d: tf.constant(good_get_angles(pos, k, d)), "NumPy array"),
     "always equal": (lambda pos, k, d: AlwaysEqual(), "could not be read as an array"),
@@ -109,6 +112,8 @@ WRONG_ENCODINGS = {
     "float64": (lambda positions, d: tf.cast(good_positional_encoding(positions, d), tf.float64), "float32"),
     "numpy": (lambda positions, d: good_positional_encoding(positions, d).numpy(), "tf.Tensor"),
     "always equal": (lambda positions, d: AlwaysEqual(), "tf.Tensor"),
+    "pairs stacked (odd d)": (encoding_from(lambda a: np.stack([np.sin(a[:, 0::2]), np.cos(a[:, 1::2])], -1)
+                                            .reshape(len(a), -1)), "raised ValueError"),
 }
 
 

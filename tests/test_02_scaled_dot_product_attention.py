@@ -266,6 +266,26 @@ def test_padding_mask_inverted():
                      "mask looks inverted: 1 must mean attend")
 
 
+def test_padding_mask_of_the_first_tokens_counted():
+    def counted(ids):
+        lengths = tf.reduce_sum(tf.cast(ids != 0, tf.int32), axis=1)
+        return tf.sequence_mask(lengths, tf.shape(ids)[1], tf.float32)[:, tf.newaxis, :]
+
+    expect_both_fail("create_padding_mask", counted, "padding comes before the tokens")
+
+
+def test_attention_with_a_transpose_for_four_axes_at_most():
+    def by_rank(q, k, v, mask):
+        perm = {2: [1, 0], 3: [0, 2, 1], 4: [0, 1, 3, 2]}[len(k.shape)]
+        scores = tf.matmul(q, tf.transpose(k, perm)) / tf.sqrt(tf.cast(tf.shape(k)[-1], q.dtype))
+        if mask is not None:
+            scores += (1.0 - mask) * -1e9
+        weights = tf.nn.softmax(scores, axis=-1)
+        return tf.matmul(weights, v), weights
+
+    expect_both_fail("scaled_dot_product_attention", by_rank, "raised KeyError: 5")
+
+
 def test_padding_mask_wrong_dtype():
     expect_both_fail("create_padding_mask", lambda ids: (ids != 0)[:, tf.newaxis], "float32")
 

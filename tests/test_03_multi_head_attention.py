@@ -155,8 +155,8 @@ def split_heads(x, num_heads):
     return tf.transpose(tf.reshape(x, (batch, seq, num_heads, x.shape[-1] // num_heads)), (0, 2, 1, 3))
 
 
-def split_heads_einops_style(x, num_heads):
-    return tf.transpose(tf.reshape(x, (*x.shape[:2], num_heads, -1)), perm=[0, 2, 1, 3])
+def split_heads_minus_one(x, num_heads):
+    return tf.transpose(tf.reshape(x, (-1, tf.shape(x)[1], num_heads, x.shape[-1] // num_heads)), perm=[0, 2, 1, 3])
 
 
 def merge_heads(x):
@@ -237,7 +237,7 @@ def make_copy(*, transpose_heads=False, skip_bias=False, skip_wo=False, swap_qk=
 
 
 CORRECT = {
-    "split_heads": [split_heads, split_heads_einops_style],
+    "split_heads": [split_heads, split_heads_minus_one],
     "merge_heads": [merge_heads, merge_heads_with_concat],
     "multi_head_attention_call": [ScratchMultiHeadAttention, make_layer_class()],
     "copy_keras_weights": [copy_keras_weights, copy_keras_weights_with_assign],
@@ -297,6 +297,22 @@ def test_split_wrong_transpose_order():
 
 def test_split_returns_numpy():
     expect_both_fail("split_heads", lambda x, h: split_heads(x, h).numpy(), "should be a tf.Tensor")
+
+
+def test_split_with_the_sizes_of_x_shape():
+    """Right eagerly; in a tf.function the batch and sequence sizes of x.shape are None."""
+    def static_sizes(x, num_heads):
+        return tf.transpose(tf.reshape(x, (*x.shape[:2], num_heads, -1)), perm=[0, 2, 1, 3])
+
+    expect_both_fail("split_heads", static_sizes, "raised TypeError in a tf.function whose batch and sequence sizes")
+
+
+def test_merge_with_the_sizes_of_x_shape():
+    def static_sizes(x):
+        batch, heads, seq, depth = x.shape
+        return tf.reshape(tf.transpose(x, (0, 2, 1, 3)), (batch, seq, heads * depth))
+
+    expect_both_fail("merge_heads", static_sizes, "raised TypeError in a tf.function whose batch and sequence sizes")
 
 
 def test_merge_without_transpose():

@@ -116,12 +116,12 @@ def test_beam_width_one_is_greedy():
 
 def test_hidden_beam_cases_separate_greedy_beam_and_normalisation():
     beats_greedy = changes_winner = 0
-    for seed, vocab, source, max_length, beam_width, alpha in hidden.BEAM_CASES:
-        predict_next = ref.toy_predict_next(seed, vocab, 1, 2)
+    for seed, vocab, source, max_length, beam_width, alpha, start, end in hidden.BEAM_CASES:
+        predict_next = ref.toy_predict_next(seed, vocab, start, end)
         encoder_ids = np.array([source])
-        best = ref.beam_search(predict_next, encoder_ids, 1, 2, max_length, beam_width, alpha)[0][0]
-        greedy = [int(t) for t in ref.greedy_decode(predict_next, encoder_ids, 1, 2, max_length)[0] if t]
-        raw = ref.beam_search(predict_next, encoder_ids, 1, 2, max_length, beam_width, 0.0)[0][0]
+        best = ref.beam_search(predict_next, encoder_ids, start, end, max_length, beam_width, alpha)[0][0]
+        greedy = [int(t) for t in ref.greedy_decode(predict_next, encoder_ids, start, end, max_length)[0] if t]
+        raw = ref.beam_search(predict_next, encoder_ids, start, end, max_length, beam_width, 0.0)[0][0]
         beats_greedy += best != greedy
         changes_winner += alpha > 0 and best != raw
     assert beats_greedy >= 2 and changes_winner >= 2
@@ -207,6 +207,15 @@ def test_the_hidden_checks_name_each_catalogued_mistake(mistake):
     check = hidden.grade_greedy_decode if mistake in mistakes.GREEDY else hidden.grade_beam_search
     with pytest.raises(CheckFailed, match=re.escape(mistake.message)):
         check(crash_free(mistake.produce))
+
+
+@pytest.mark.parametrize("mistake", mistakes.GREEDY_IDS + mistakes.BEAM_IDS,
+                         ids=lambda mistake: f"{mistake.name}-{'greedy' if mistake in mistakes.GREEDY_IDS else 'beam'}")
+def test_the_hidden_checks_name_ids_written_into_the_code(mistake):
+    """The last case of each hidden check takes ids other than 1 and 2; the visible checks' toy model has only those."""
+    check = hidden.grade_greedy_decode if mistake in mistakes.GREEDY_IDS else hidden.grade_beam_search
+    with pytest.raises(CheckFailed, match=re.escape(mistake.message)):
+        check(mistake.produce)
 
 
 NAMED = {mistake.name: mistake for mistake in mistakes.GREEDY + mistakes.BEAM}

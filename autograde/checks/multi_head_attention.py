@@ -20,9 +20,11 @@ from autograde.mistakes import results
 from autograde.reference import multi_head_attention as ref
 from autograde.reference.multi_head_attention import keras_layers
 from autograde.reference.scaled_dot_product_attention import look_ahead_mask
-from autograde.remote import library, part, with_parts
+from autograde.remote import library, part, run_there, with_parts
 from course_lib.checking import CheckFailed, call_learner, expect_close, passed, quiet, quietly, to_tensor
 from course_lib.multi_head_attention import (
+    TRACED,
+    call_traced,
     expect_copied_weights,
     expect_heads,
     expect_multi_head_values,
@@ -55,6 +57,10 @@ def _float32(array) -> np.ndarray:
     return np.asarray(array).astype(np.float32).astype(np.float64)
 
 
+# The shape of the traced calls: (batch, seq, d_model, heads), batch and seq unknown to the tf.function.
+TRACED_SHAPE = (3, 5, 8, 2)
+
+
 def grade_split_heads(split_heads) -> None:
     rng = draw(31)
     for batch, seq, d_model, heads in HEAD_SHAPES:
@@ -63,7 +69,12 @@ def grade_split_heads(split_heads) -> None:
                      f"split_heads for x of shape {x.shape} and {heads} heads",
                      mistakes=results(mistakes.SPLIT_HEADS, x, heads),
                      shape_hints=split_shape_hints(batch, seq, heads, d_model // heads))
-    passed(f"split_heads matches the reference for {len(HEAD_SHAPES)} shapes")
+    batch, seq, d_model, heads = TRACED_SHAPE
+    x = _float32(rng.standard_normal((batch, seq, d_model)))
+    expect_heads(run_there(split_heads, call_traced, split_heads, to_tensor(x), heads, unknown=(0, 1)),
+                 ref.split_heads(x, heads), f"split_heads for x of shape {x.shape} and {heads} heads, {TRACED}")
+    passed(f"split_heads matches the reference for {len(HEAD_SHAPES)} shapes, and in a tf.function whose batch and "
+           "sequence sizes are unknown")
 
 
 SIZES_BEFORE_TRANSPOSE = (
@@ -84,7 +95,12 @@ def grade_merge_heads(merge_heads) -> None:
         expect_heads(quietly(merge_heads, to_tensor(ref.split_heads(original, heads))), original,
                      f"merge_heads(split_heads(x)) for x of shape {original.shape} (should give back x)",
                      shape_hints=merge_shape_hints(batch, heads, seq, depth))
-    passed(f"merge_heads matches the reference and undoes split_heads for {len(HEAD_SHAPES)} shapes")
+    batch, seq, d_model, heads = TRACED_SHAPE
+    x = _float32(rng.standard_normal((batch, heads, seq, d_model // heads)))
+    expect_heads(run_there(merge_heads, call_traced, merge_heads, to_tensor(x), unknown=(0, 2)), ref.merge_heads(x),
+                 f"merge_heads for x of shape {x.shape}, {TRACED}")
+    passed(f"merge_heads matches the reference and undoes split_heads for {len(HEAD_SHAPES)} shapes, and runs in a "
+           "tf.function whose batch and sequence sizes are unknown")
 
 
 def _padding(rng, batch: int, n_k: int) -> np.ndarray:

@@ -13,28 +13,40 @@ from autograde.remote import with_parts
 from course_lib.checking import CheckFailed, call_learner, expect_close, passed, quiet, to_array
 from course_lib.positional_encoding import ANGLE_HINT, expect_encoding
 
-# (positions P, dimension indices D, d): D differs from d in one case, so d must come from the argument.
-ANGLE_CASES = [(1, 2, 2), (5, 8, 8), (20, 16, 16), (7, 5, 12), (3, 64, 64), (50, 512, 512)]
-ENCODING_CASES = [(1, 2), (10, 4), (33, 6), (50, 16), (128, 64), (200, 512)]
+# (positions P, first dimension index, D indices, d): D differs from d in some cases, so d must come from the
+# argument; k starts at an odd index in one, so its values count, not its column numbers; d is odd in two
+# (the last index, d - 1, is even and has no partner); no positions at all in the last.
+ANGLE_CASES = [(1, 0, 2, 2), (5, 0, 8, 8), (20, 0, 16, 16), (7, 0, 5, 12), (3, 0, 64, 64), (50, 0, 512, 512),
+               (4, 5, 6, 12), (6, 0, 7, 7), (0, 0, 4, 4)]
+# (positions, d): an odd d and no positions at all last.
+ENCODING_CASES = [(1, 2), (10, 4), (33, 6), (50, 16), (128, 64), (200, 512), (7, 5), (0, 8)]
+
+
+def _called(name: str, fn, *args):
+    """The learner's result; a crash is reported with the call that raised it."""
+    try:
+        return call_learner(fn, *args)
+    except CheckFailed as failure:
+        raise CheckFailed(f"[{name}] {failure}") from None
 
 
 def grade_get_angles(get_angles) -> None:
     # Some mistakes overflow (10000 ** large); NumPy would warn on stderr.
     with quiet(), np.errstate(all="ignore"):
         _grade_get_angles(get_angles)
-    passed(f"get_angles matches the reference on {len(ANGLE_CASES)} shapes")
+    passed(f"get_angles matches the reference on {len(ANGLE_CASES)} shapes (k not starting at 0, odd d, no positions)")
 
 
 def _grade_get_angles(get_angles) -> None:
     rng = draw(101)
-    for case, (num_positions, num_dims, d) in enumerate(ANGLE_CASES):
+    for case, (num_positions, first, num_dims, d) in enumerate(ANGLE_CASES):
         if case % 2:
             pos = rng.integers(0, 1000, size=(num_positions, 1))
         else:
             pos = np.arange(num_positions, dtype=np.float32)[:, np.newaxis]
-        k = np.arange(num_dims)[np.newaxis, :]
-        name = f"get_angles(pos of shape {pos.shape}, k of shape {k.shape}, d={d})"
-        result = call_learner(get_angles, pos, k, d)
+        k = np.arange(first, first + num_dims)[np.newaxis, :]
+        name = f"get_angles(pos of shape {pos.shape}, k = [[{first}, ..., {first + num_dims - 1}]], d={d})"
+        result = _called(name, get_angles, pos, k, d)
         actual = to_array(result, name)
         if not isinstance(result, np.ndarray):
             raise CheckFailed(f"{name} should return a NumPy array, got {type(result).__name__}")
@@ -51,6 +63,6 @@ def grade_positional_encoding(positional_encoding) -> None:
             with_parts(positional_encoding, get_angles=ref.get_angles):
         for positions, d in ENCODING_CASES:
             name = f"positional_encoding({positions}, {d})"
-            result = call_learner(positional_encoding, positions, d)
+            result = _called(name, positional_encoding, positions, d)
             expect_encoding(result, ref.positional_encoding(positions, d), name, atol=1e-4)
-    passed(f"positional_encoding matches the reference on {len(ENCODING_CASES)} sizes")
+    passed(f"positional_encoding matches the reference on {len(ENCODING_CASES)} sizes (odd d, no positions)")

@@ -59,12 +59,20 @@ def grade_additive_score(additive_score) -> None:
     _grade_scores("additive_score", additive_score, ref.additive_score, mistakes.ADDITIVE_SCORE, _additive_weights)
 
 
+def _length_factors(rng, count: int) -> np.ndarray:
+    """(count, 1) factors between 0.2 and 5; with two vectors or more, the first is 0.2 and the last 5."""
+    factors = rng.uniform(0.2, 5.0, size=(count, 1))
+    if count > 1:
+        factors[0], factors[-1] = 0.2, 5.0
+    return factors
+
+
 def grade_cosine_score(cosine_score) -> None:
     rng = draw(3)
     for n, m, d in SCORE_SHAPES:
         # Vectors of very different lengths, so a missing normalisation cannot hide.
-        queries = rng.standard_normal((n, d)) * rng.uniform(0.2, 5.0, size=(n, 1))
-        keys = rng.standard_normal((m, d)) * rng.uniform(0.2, 5.0, size=(m, 1))
+        queries = rng.standard_normal((n, d)) * _length_factors(rng, n)
+        keys = rng.standard_normal((m, d)) * _length_factors(rng, m)
         expect_scores(quietly(cosine_score, to_tensor(queries), to_tensor(keys)), ref.cosine_score(queries, keys),
                       f"cosine_score for queries {queries.shape} and keys {keys.shape}",
                       mistakes=results(mistakes.COSINE_SCORE, queries, keys), atol=1e-4, rtol=1e-4)
@@ -81,14 +89,26 @@ def _random_token_ids(rng, batch: int, length: int, *, min_length: int = 1) -> n
     return np.where(np.arange(length)[None, :] < lengths[:, None], ids, 0)
 
 
+def _unusual_token_ids(rng) -> np.ndarray:
+    """Sentences the random batches never give: padding before the tokens, padding only, padding at the end."""
+    ids = rng.integers(1, 100, size=(3, 6))
+    ids[0, :2] = 0
+    ids[1] = 0
+    ids[2, 4:] = 0
+    return ids
+
+
 def grade_create_padding_mask(create_padding_mask) -> None:
     rng = draw(4)
-    for batch, length, dtype in [(1, 1, "int32"), (4, 7, "int32"), (8, 12, "int64"), (2, 30, "int32")]:
-        ids = _random_token_ids(rng, batch, length)
+    batches = [(_random_token_ids(rng, batch, length), dtype, "")
+               for batch, length, dtype in [(1, 1, "int32"), (4, 7, "int32"), (8, 12, "int64"), (2, 30, "int32")]]
+    batches.append((_unusual_token_ids(rng), "int32", " (padding before the tokens; a sentence of padding only)"))
+    for ids, dtype, what in batches:
         expect_mask(quietly(create_padding_mask, to_tensor(ids, dtype)), ref.padding_mask(ids),
-                    f"create_padding_mask for token ids of shape {ids.shape}",
-                    mistakes=results(mistakes.PADDING_MASK, ids), shape_hints=padding_shape_hints(batch, length))
-    passed("create_padding_mask matches the reference for 4 random batches")
+                    f"create_padding_mask for token ids of shape {ids.shape}{what}",
+                    mistakes=results(mistakes.PADDING_MASK, ids), shape_hints=padding_shape_hints(*ids.shape))
+    passed(f"create_padding_mask matches the reference for {len(batches)} batches (padding at the end, before the "
+           "tokens, and only padding)")
 
 
 def grade_create_look_ahead_mask(create_look_ahead_mask) -> None:
@@ -101,7 +121,7 @@ def grade_create_look_ahead_mask(create_look_ahead_mask) -> None:
 
 
 def _attention_cases(rng):
-    """Yield (description, q, k, v, mask) covering 0, 1 and 2 leading axes and the mask shapes."""
+    """Yield (description, q, k, v, mask) covering 0 to 3 leading axes, one key, one query and the mask shapes."""
     normal = rng.standard_normal
 
     def mixed_mask(shape):  # random 0/1 with at least one 1 and (if possible) one 0 in every row
@@ -113,6 +133,7 @@ def _attention_cases(rng):
 
     # No leading axes: (n, d_k) queries.
     yield "no batch axis, no mask", normal((5, 8)), normal((7, 8)), normal((7, 3)), None
+    yield "no batch axis, one key, no mask", normal((4, 8)), normal((1, 8)), normal((1, 3)), None
     yield "no batch axis, mask (5, 7)", normal((5, 8)), normal((7, 8)), normal((7, 3)), mixed_mask((5, 7))
     yield "no batch axis, mask (1, 7)", normal((5, 8)), normal((7, 8)), normal((7, 3)), mixed_mask((1, 7))
 
@@ -135,6 +156,12 @@ def _attention_cases(rng):
     yield "batch 3, 2 heads, padding mask (3, 1, 1, 5)", x_q, x_k, x_v, padding
     yield "batch 3, 2 heads, look-ahead mask (1, 1, 5, 5)", x_q, x_k, x_v, causal
     yield "batch 3, 2 heads, padding x look-ahead mask (3, 1, 5, 5)", x_q, x_k, x_v, padding * causal
+
+    # Three leading axes and a single query (one decoding step): a padding mask (batch, 1, 1, 1, seq).
+    shape, length = (2, 2, 3), 6
+    padding = ref.padding_mask(_random_token_ids(rng, shape[0], length, min_length=2))[:, None, None]
+    yield ("batch 2, 2 x 3 heads (three leading axes), one query, padding mask (2, 1, 1, 1, 6)",
+           normal((*shape, 1, 4)), normal((*shape, length, 4)), normal((*shape, length, 3)), padding)
 
 
 def _large_score_case(rng):
@@ -167,4 +194,4 @@ def grade_scaled_dot_product_attention(scaled_dot_product_attention) -> None:
         except CheckFailed as failure:
             raise CheckFailed(f"[{description}] {failure}") from None
     passed(f"scaled_dot_product_attention matches the reference in {len(cases)} cases "
-           "(0, 1 and 2 leading axes, padding and look-ahead masks, very large scores)")
+           "(0 to 3 leading axes, one query, one key, padding and look-ahead masks, very large scores)")

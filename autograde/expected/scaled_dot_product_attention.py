@@ -23,9 +23,11 @@ SCORE_INPUTS = {
     "v": [1.0, -2.0],
 }
 
-# Three sentences of lengths 3, 1 and 5 (id 0 is padding), then one without padding.
+# Three sentences of lengths 3, 1 and 5 (id 0 is padding), then one without padding, then one padded before its
+# tokens and one of padding only.
 TOKEN_IDS = [[7, 3, 9, 0, 0], [4, 0, 0, 0, 0], [2, 8, 6, 5, 1]]
 UNPADDED_IDS = [[5, 6]]
+LEFT_PADDED_IDS = [[0, 0, 6, 2], [0, 0, 0, 0]]
 
 
 def _attention_cases() -> dict[str, dict]:
@@ -49,6 +51,10 @@ def _attention_cases() -> dict[str, dict]:
         # The blocked key has by far the largest score (2e4): its weight must still be exactly 0.
         "blocked_large_score": {"q": np.full((1, 1, 4), 100.0), "k": [[[0, 0, 0, 0], [0, 0, 0, 0], [100] * 4]],
                                 "v": [[[1, 0], [0, 1], [5, 5]]], "mask": [[[1, 1, 0]]]},
+        # Three leading axes (1, 2, 2), one query, three keys of which the last is blocked (d_k = 2, d_v = 1).
+        "three_axes_one_query": {"q": np.arange(8).reshape(1, 2, 2, 1, 2) / 4.0,
+                                 "k": np.arange(24).reshape(1, 2, 2, 3, 2) / 8.0 - 1.0,
+                                 "v": np.arange(12).reshape(1, 2, 2, 3, 1), "mask": [[[[[1, 1, 0]]]]]},
     }
 
 
@@ -90,7 +96,10 @@ def generate() -> dict:
         "cosine_score": {"expected": ref.cosine_score(q, k), "mistakes": stored(mistakes.COSINE_SCORE, q, k)},
         "create_padding_mask": {"token_ids": TOKEN_IDS, "expected": ref.padding_mask(TOKEN_IDS),
                                 "mistakes": stored(mistakes.PADDING_MASK, TOKEN_IDS),
-                                "unpadded_ids": UNPADDED_IDS, "unpadded_expected": ref.padding_mask(UNPADDED_IDS)},
+                                "unpadded_ids": UNPADDED_IDS, "unpadded_expected": ref.padding_mask(UNPADDED_IDS),
+                                "left_padded_ids": LEFT_PADDED_IDS,
+                                "left_padded_expected": ref.padding_mask(LEFT_PADDED_IDS),
+                                "left_padded_mistakes": stored(mistakes.PADDING_MASK, LEFT_PADDED_IDS)},
         "create_look_ahead_mask": {"expected": ref.look_ahead_mask(4),
                                    "mistakes": stored(mistakes.LOOK_AHEAD_MASK, 4),
                                    "length_1": ref.look_ahead_mask(1)},

@@ -31,13 +31,23 @@ class InputClass:
     drawn: Callable[[Mapping], bool]  # given one call's arguments by name: is this call of the class?
 
 
+# Why a module's UNLISTED names a Keras layer class: the recorder wraps plain functions and torch modules only.
+KERAS_LAYER = ("a Keras layer class: its checks build it at several sizes and call it on padded batches, but the "
+               "recorder sees only plain functions and torch modules, so no class of it could be shown drawn")
+
+
+def _module(stem: str):
+    return importlib.import_module(f"autograde.input_classes.{registry.topic(stem)}")
+
+
 def classes(stem: str) -> dict[str, tuple[InputClass, ...]]:
-    """exercise name -> its input classes (none for an assignment without a module)."""
-    try:
-        module = importlib.import_module(f"autograde.input_classes.{registry.topic(stem)}")
-    except ModuleNotFoundError:
-        return {}
-    return dict(module.CLASSES)
+    """exercise name -> its input classes."""
+    return dict(_module(stem).CLASSES)
+
+
+def unlisted(stem: str) -> dict[str, str]:
+    """exercise name -> why its classes are not listed (none for most assignments)."""
+    return dict(getattr(_module(stem), "UNLISTED", {}))
 
 
 def _namespace(stem: str) -> dict:

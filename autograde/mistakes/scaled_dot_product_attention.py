@@ -65,9 +65,19 @@ COSINE_SCORE = (
             lambda q, k: _divided(q, k, by_queries=True, by_keys=True, power=2)),
 )
 
+def _counted(token_ids):
+    """Ones on the first n positions of each sentence, n its number of real tokens (the same as the right mask when
+    all padding is at the end)."""
+    ids = np.asarray(token_ids)
+    counts = np.sum(ids != 0, axis=-1)
+    return (np.arange(ids.shape[-1])[np.newaxis, :] < counts[:, np.newaxis]).astype(np.float64)[:, np.newaxis, :]
+
+
 PADDING_MASK = (
     Mistake("inverted", "the mask looks inverted: 1 must mean attend (a real token) and 0 blocked (padding, id 0)",
             lambda token_ids: 1 - ref.padding_mask(token_ids)),
+    Mistake("counted", "it marks the first n positions of each sentence, n its number of real tokens, but here padding "
+            "comes before the tokens: mark each position by its own id (token_ids != 0)", _counted),
 )
 
 LOOK_AHEAD_MASK = (

@@ -27,6 +27,10 @@ INPUTS = [
           old="padding_mask = [1] * len(token_ids) + [0] * padding",
           new="padding_mask = [0 if t in (cls_id, sep_id) else 1 for t in token_ids] + [0] * padding",
           message="[CLS] and [SEP] are real tokens, attended to like words: their mask value is 1"),
+    wrong("build_bert_inputs", "an empty B taken for one sentence (if tokens_b: instead of is not None)",
+          old="if tokens_b is not None:\n        token_ids += tokens_b",
+          new="if tokens_b:\n        token_ids += tokens_b",
+          message="expected 2: one after A and one after B"),
     right("build_bert_inputs", "NumPy: how much of A and B to keep counted first, then slices and np.full", source=(
         "def build_bert_inputs(tokens_a, tokens_b, max_len, *, cls_id=CLS_ID, sep_id=SEP_ID, pad_id=PAD_ID):\n"
         "    a = np.asarray(tokens_a, dtype=np.int64)\n"

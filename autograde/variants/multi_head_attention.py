@@ -6,6 +6,7 @@ from autograde.variants import right, wrong
 
 _TRANSPOSE = "return tf.transpose(x, perm=(0, 2, 1, 3))"
 _MERGE = "return tf.reshape(x, (batch, seq, x.shape[2] * x.shape[3]))"
+_SIZES = "batch, seq = tf.shape(x)[0], tf.shape(x)[1]"
 
 SPLIT = [
     wrong("split_heads", "reshaped straight to (batch, heads, seq, depth), no transpose", old=_TRANSPOSE,
@@ -23,15 +24,27 @@ SPLIT = [
     right("split_heads", "tf.split into heads, stacked on axis 1", source=(
         "def split_heads(x, num_heads):\n"
         "    return tf.stack(tf.split(x, num_heads, axis=-1), axis=1)\n")),
-    right("split_heads", "NumPy reshape and moveaxis, back to a tensor", source=(
+    wrong("split_heads", "NumPy reshape and moveaxis, back to a tensor (no symbolic tensor in a tf.function)",
+          source=(
+              "def split_heads(x, num_heads):\n"
+              "    batch, seq, d_model = x.shape\n"
+              "    heads = np.asarray(x).reshape(batch, seq, num_heads, d_model // num_heads)\n"
+              "    return tf.constant(np.moveaxis(heads, 2, 1))\n"),
+          message="split_heads raised NotImplementedError in a tf.function whose batch and sequence sizes are"),
+    wrong("split_heads", "batch and sequence sizes read from x.shape (None in a tf.function)", old=_SIZES,
+          new="batch, seq = x.shape[0], x.shape[1]",
+          message="split_heads raised TypeError in a tf.function whose batch and sequence sizes are unknown"),
+    right("split_heads", "tf.reshape with -1 for the batch size", source=(
         "def split_heads(x, num_heads):\n"
-        "    batch, seq, d_model = x.shape\n"
-        "    heads = np.asarray(x).reshape(batch, seq, num_heads, d_model // num_heads)\n"
-        "    return tf.constant(np.moveaxis(heads, 2, 1))\n")),
+        "    heads = tf.reshape(x, (-1, tf.shape(x)[1], num_heads, x.shape[-1] // num_heads))\n"
+        "    return tf.transpose(heads, perm=(0, 2, 1, 3))\n")),
     wrong("merge_heads", "reshaped without the transpose", old="\n    x = tf.transpose(x, perm=(0, 2, 1, 3))",
           new="",
           message="the heads are still the second axis",
           visible_message="has shape (2, 2, 6), expected (2, 3, 4)"),
+    wrong("merge_heads", "batch and sequence sizes read from x.shape (None in a tf.function)", old=_SIZES,
+          new="batch, seq = x.shape[0], x.shape[1]",
+          message="merge_heads raised TypeError in a tf.function whose batch and sequence sizes are unknown"),
     wrong("merge_heads", "the final reshape missing", old=_MERGE, new="return x",
           message="the final reshape is missing: after the transpose, reshape to (batch, seq"),
     wrong("merge_heads", "transposed with perm (0, 2, 3, 1): heads and depth interleaved",

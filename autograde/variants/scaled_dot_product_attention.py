@@ -177,7 +177,7 @@ ATTENTION = [
     wrong("scaled_dot_product_attention", "k transposed with a perm for 2, 3 or 4 axes only", old=_SCORES_LINE,
           new="perm = {2: [1, 0], 3: [0, 2, 1], 4: [0, 1, 3, 2]}[len(k.shape)]\n"
               "    scores = tf.matmul(q, tf.transpose(k, perm)) / tf.sqrt(d_k)",
-          message="scaled_dot_product_attention raised KeyError: 5"),
+          message="scaled_dot_product_attention raised KeyError"),
     right("scaled_dot_product_attention", "tf.where with -1e9 instead of an additive mask", old=_MASKED,
           new="scores = tf.where(tf.cast(mask, tf.bool), scores, tf.constant(-1e9, scores.dtype))"),
     right("scaled_dot_product_attention", "einsum with any number of leading axes", source=(

@@ -289,6 +289,8 @@ TRANSFORMER = [
           new="result = (self.final_layer(inputs=dec_output), dict(attention_weights))\n        return result"),
 ]
 
+_TOY_IDS = "the visible check's toy model has the start id 1 and the end id 2 only"
+
 GREEDY = [
     wrong("greedy_decode", "keeps the start token",
           old="tokens[:, :decoder_ids.shape[1] - 1] = decoder_ids[:, 1:]",
@@ -305,6 +307,10 @@ GREEDY = [
     wrong("greedy_decode", "stops as soon as any row has ended (any instead of all)", old="if finished.all():",
           new="if finished.any():",
           message="the loop must go on until every row has produced the end token (finished.all())"),
+    wrong("greedy_decode", "the end id written as 2", old="finished |= next_ids == end_id",
+          new="finished |= next_ids == 2", message="what end_id = 2 gives", visible_gap=_TOY_IDS),
+    wrong("greedy_decode", "the start id written as 1", old="np.full((batch, 1), start_id, dtype=np.int32)",
+          new="np.ones((batch, 1), dtype=np.int32)", message="what start_id = 1 gives", visible_gap=_TOY_IDS),
     right("greedy_decode", "TensorFlow ops: tf.argmax, tf.concat, tf.where", source=(
         "def greedy_decode(predict_next, encoder_ids, start_id, end_id, max_length):\n"
         "    encoder_ids = tf.constant(encoder_ids)\n"
@@ -348,6 +354,10 @@ BEAM = [
     wrong("beam_search", "only the best token of each hypothesis kept (greedy per beam)",
           old="for token in range(log_probs.shape[-1])]", new="for token in [int(log_probs[row].argmax())]]",
           message="4, 2]; keep the beam_width best extensions of the live hypotheses at each step"),
+    wrong("beam_search", "the end id written as 2", old="if tokens[-1] == end_id:", new="if tokens[-1] == 2:",
+          message="what end_id = 2 gives", visible_gap=_TOY_IDS),
+    wrong("beam_search", "the start id written as 1", old="[[start_id] + tokens for", new="[[1] + tokens for",
+          message="what start_id = 1 gives", visible_gap=_TOY_IDS),
     right("beam_search", "vectorised: top-k over the flattened (hypothesis, token) scores", source=(
         "def beam_search(predict_next, encoder_ids, start_id, end_id, max_length, beam_width, alpha):\n"
         "    encoder_ids = np.asarray(encoder_ids)\n"

@@ -196,11 +196,12 @@ BUILD_CASES = [
      _BERT_IDS, True),
     ("A and B of 3 tokens each, max_len 8", [11, 12, 13], [21, 22, 23], 8, _BERT_IDS, True),
     ("cls_id=1, sep_id=2, pad_id=3, max_len 7", [11], [21, 22], 7, {"cls_id": 1, "sep_id": 2, "pad_id": 3}, False),
+    ("A of 2 tokens and an empty B (a pair, not one sentence), max_len 6", [11, 12], [], 6, _BERT_IDS, False),
 ]
 
 
 def check_build_bert_inputs(build_bert_inputs) -> None:
-    """A pair with padding, one sentence, truncation (longest first, ties from B), other special ids."""
+    """A pair with padding, one sentence, truncation (longest first, ties from B), other special ids, an empty B."""
     expected = load_expected(STEM, "inputs", "build_bert_inputs")
     for label, tokens_a, tokens_b, max_len, ids, truncated in BUILD_CASES:
         tokens_a, tokens_b = (None if t is None else t.copy() for t in (tokens_a, tokens_b))  # the learner's own
@@ -211,4 +212,5 @@ def check_build_bert_inputs(build_bert_inputs) -> None:
         expect_bert_inputs(result, expected[label]["expected"], label, truncated=truncated, mistakes=mistakes, **ids)
     expect_value_error(build_bert_inputs, "a pair with max_len 2", [11], [21], 2, **_BERT_IDS)
     expect_value_error(build_bert_inputs, "one sentence with max_len 1", [11], None, 1, **_BERT_IDS)
-    passed("build_bert_inputs lays out, pads and truncates 5 hand-made cases and rejects a too small max_len")
+    passed(f"build_bert_inputs lays out, pads and truncates {len(BUILD_CASES)} hand-made cases and rejects a too small "
+           "max_len")

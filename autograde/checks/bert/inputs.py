@@ -1,6 +1,6 @@
 """Hidden check of `build_bert_inputs` (assignment 05): the learner's function against the reference on seeded
-random pairs (every truncation case, other special ids, lists and arrays). `grade_build_bert_inputs(fn)` raises
-`CheckFailed` with a diagnosis or prints one success line (stdout only).
+random pairs (every truncation case, empty sentences, other special ids, lists and arrays).
+`grade_build_bert_inputs(fn)` raises `CheckFailed` with a diagnosis or prints one success line (stdout only).
 
 When grading, the function runs in the student's kernel, where the grader's lists arrive as copies; the call is
 therefore made there (`call_with_arguments_after`), which sends back the sequences as the call left them, so a
@@ -44,6 +44,8 @@ PAIR_CASES = [
     (6, None, 12),  # one sentence with padding
     (20, None, 10),  # one sentence, cut
     (4, None, 2),  # one sentence, no room for any word: [CLS] [SEP]
+    (4, 0, 9),  # an empty B is a pair: [CLS] A [SEP] [SEP]
+    (0, 3, 8),  # an empty A: [CLS] [SEP] B [SEP]
 ]
 
 ARRAY_HINT = (
@@ -90,5 +92,5 @@ def grade_build_bert_inputs(build_bert_inputs) -> None:
             what = "a pair" if tokens_b is not None else "one sentence"
             expect_value_error(build_bert_inputs, f"{what} with max_len {max_len}", [4000, 4001], tokens_b,
                                max_len, **SPECIAL_ID_SETS[0])
-    passed(f"build_bert_inputs matches the reference in {2 * len(PAIR_CASES)} cases (every truncation case, other "
-           "special ids, lists and arrays) and rejects 5 too small max_len")
+    passed(f"build_bert_inputs matches the reference in {2 * len(PAIR_CASES)} cases (every truncation case, empty "
+           "sentences, other special ids, lists and arrays) and rejects 5 too small max_len")

@@ -69,3 +69,36 @@ BEAM = (
     Mistake("length_without_end", "the length leaves out the end token; count every generated token, end token "
             "included", _beam_variant(_length_plus(-1), _length_plus(-1))),
 )
+
+
+def _greedy_with(start=None, end=None):
+    """Greedy decoding with the start or end id written as the toy model's number instead of the argument."""
+    def produce(predict_next, encoder_ids, start_id, end_id, max_length):
+        return ref.greedy_decode(predict_next, encoder_ids, start_id if start is None else start,
+                                 end_id if end is None else end, max_length)
+    return produce
+
+
+def _beam_with(start=None, end=None):
+    """Beam search with the start or end id written as the toy model's number instead of the argument."""
+    def produce(predict_next, encoder_ids, start_id, end_id, max_length, beam_width, alpha):
+        return ref.beam_search(predict_next, encoder_ids, start_id if start is None else start,
+                               end_id if end is None else end, max_length, beam_width, alpha)
+    return produce
+
+
+IDS_WRITTEN_IN = {  # mistake name -> (start id, end id) written into the code; None: the argument is used
+    "end_id_written_in": (None, 2),
+    "start_id_written_in": (1, None),
+    "both_ids_written_in": (1, 2),
+}
+IDS_MESSAGES = {
+    "end_id_written_in": "the result is what end_id = 2 gives: use the argument end_id, never the number 2",
+    "start_id_written_in": "the result is what start_id = 1 gives: start every row with the argument start_id, never "
+                           "the number 1",
+    "both_ids_written_in": "the result is what start_id = 1 and end_id = 2 give: use the arguments start_id and "
+                           "end_id, never the numbers 1 and 2",
+}
+# Compared with a result before its shape and padding are (only where the check's ids are not 1 and 2).
+GREEDY_IDS = tuple(Mistake(name, IDS_MESSAGES[name], _greedy_with(*ids)) for name, ids in IDS_WRITTEN_IN.items())
+BEAM_IDS = tuple(Mistake(name, IDS_MESSAGES[name], _beam_with(*ids)) for name, ids in IDS_WRITTEN_IN.items())
