@@ -69,7 +69,8 @@ def grade_train_step(train_step) -> None:
         wrong = results(mistakes.STEPS, weights, batches, **settings)
         expect_train_steps(report, expected, _train_label(optimizer, max_grad_norm, len(shapes)), mistakes=wrong)
     passed(f"train_step matches the reference's losses, learning rates and weights over {len(TRAIN_CASES)} short runs "
-           "(SGD and AdamW, changing schedules, gradients clipped at several norms)")
+           "(SGD and AdamW, changing schedules, gradients clipped at several norms), each begun with stale gradients "
+           "in .grad")
 
 
 EVALUATION_CASES = [  # network, (batch, seq) of each batch (one seq per case), the model's mode when handed over
@@ -93,4 +94,5 @@ def grade_evaluate(evaluate) -> None:
                  f"the model handed over in {mode} mode")
         expect_evaluation(report, expected, label, mistakes=results(mistakes.EVALUATION, expected))
     passed(f"evaluate matches the reference's loss and logits on {len(EVALUATION_CASES)} sets of batches (a smaller "
-           "last batch, dropout in the network), in evaluation mode without gradients, leaving training mode on")
+           "last batch, dropout in the network, a model handed over in either mode), in evaluation mode without "
+           "gradients, leaving training mode on")
