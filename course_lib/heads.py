@@ -216,24 +216,31 @@ def expect_deterministic(report: dict, inference: np.ndarray, label: str) -> Non
                           "default to training=None (or False) and pass it on")
 
 
-def _some(paths: Sequence[str]) -> str:
+def some_paths(paths: Sequence[str]) -> str:
+    """The first three weight paths, and how many more: a message's example of the weights it is about."""
     return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+
+
+def encoder_paths(paths: Sequence[str]) -> list[str]:
+    """The weights that fine-tuning trains: all of the backbone's but the pooler's."""
+    return [path for path in paths if UNUSED_BY_HEADS not in path]
 
 
 def expect_encoder_trains(report: dict, label: str) -> None:
     """Every encoder weight (all but the pooler, which no head reads) is among the model's trainable weights and
     receives a gradient from the outputs: judged from `gradient_reach`'s observation, not from flags."""
-    encoder = [path for path in report["backbone_paths"] if UNUSED_BY_HEADS not in path]
+    encoder = encoder_paths(report["backbone_paths"])
     frozen = [path for path in encoder if path not in report["trained"]]
     if frozen:
         why = ("backbone.trainable is False" if not report["backbone_trainable"] else
                "they are not among the model's trainable weights")
         raise CheckFailed(f"[{label}] {len(frozen)} of the encoder's {len(encoder)} weights would not be trained "
-                          f"({_some(frozen)}): {why}. Fine-tuning trains the encoder with the head; do not freeze it")
+                          f"({some_paths(frozen)}): {why}. Fine-tuning trains the encoder with the head; do not "
+                          "freeze it")
     cut = [path for path in encoder if path not in report["reached"]]
     if cut:
         raise CheckFailed(f"[{label}] a loss on the model's outputs sends no gradient to {len(cut)} of the encoder's "
-                          f"{len(encoder)} weights ({_some(cut)}), so training would not change them: compute the "
+                          f"{len(encoder)} weights ({some_paths(cut)}), so training would not change them: compute the "
                           "logits from the backbone's sequence_output with Keras operations only (no "
                           "stop_gradient, no detour through NumPy)")
 

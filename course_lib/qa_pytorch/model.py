@@ -20,9 +20,10 @@ from course_lib.expected import load as load_expected
 from course_lib.heads import (
     INPUT_NAMES,
     TINY_BACKBONE,
-    UNUSED_BY_HEADS,
     classifier_batches,
+    encoder_paths,
     seeded_classifier_weights,
+    some_paths,
 )
 from course_lib.qa_pytorch.loss import LOSS_CASES, expect_qa_loss, loss_case, run_qa_loss
 
@@ -261,14 +262,13 @@ def expect_qa_model(report: dict, expected: Sequence, label: str, *, hidden: int
     if not report["carries_gradient"]:
         raise CheckFailed(f"[{label}] in training mode the logits carry no gradient (requires_grad is False): keep "
                           "them tensors computed from the parameters, without .detach(), .numpy() or torch.no_grad()")
-    encoder = [path for path in report["backbone_paths"] if UNUSED_BY_HEADS not in path]
+    encoder = encoder_paths(report["backbone_paths"])
     cut = [path for path in encoder if path not in report["reached"]]
     if cut:
-        shown = ", ".join(cut[:3]) + (f" and {len(cut) - 3} more" if len(cut) > 3 else "")
         raise CheckFailed(f"[{label}] a loss on the start and end logits sends no gradient to {len(cut)} of the "
-                          f"encoder's {len(encoder)} weights ({shown}), so training would not change them, although "
-                          "they have requires_grad=True: the head must read the backbone's sequence_output itself, "
-                          "not a .detach()ed copy or one computed under torch.no_grad()")
+                          f"encoder's {len(encoder)} weights ({some_paths(cut)}), so training would not change them, "
+                          "although they have requires_grad=True: the head must read the backbone's sequence_output "
+                          "itself, not a .detach()ed copy or one computed under torch.no_grad()")
     first, second = (np.asarray(pair, np.float64) for pair in report["training"])
     if np.allclose(first, second, atol=1e-6) and np.allclose(first, logits[0], atol=1e-6):
         raise CheckFailed(f"[{label}] in training mode (model.train()) the logits are those of evaluation mode: the "
