@@ -3,7 +3,7 @@ include student.mk
 
 comma := ,
 
-.PHONY: help install sandbox browser lab submit formgrader test test-quick lint release student-kit grade expected bench clean
+.PHONY: help install sandbox browser lab submit formgrader test test-quick lint release student-kit grade export expected bench clean
 
 help:
 	@echo "make lab      install if needed, copy new notebooks into my-work/ (your own copy), open JupyterLab on it"
@@ -16,6 +16,8 @@ help:
 	@echo "make formgrader  the instructor's JupyterLab on the repository: nbgrader's formgrader with every assignment"
 	@echo "make grade ASSIGNMENT=01_positional_encoding SUBMISSIONS=dir OUT=dir [WORKERS=n] [DASK=tcp://host:8786]"
 	@echo "           (SUBMISSIONS holds <student>/ folders and/or the <student>.zip archives of make submit)"
+	@echo "make export FORMAT=canvas|moodle|csv [OUT=file] [ROSTER=roster.csv] [ASSIGNMENTS=01_positional_encoding,...]"
+	@echo "           the gradebook's scores as a file Canvas or Moodle imports, or one row per student and assignment"
 	@echo "make bench [BENCH_ARGS=...]  NER fine-tuning examples/s: the course's Keras step against HF transformers on PyTorch"
 
 # A Debian package a target needs: $(1) the command it provides, $(2) the package, $(3) what it is for, $(4) how
@@ -60,15 +62,20 @@ test-quick: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
+# COURSE=dir: grading state (gradebook, submitted/, autograded/, feedback/) in another nbgrader course folder than
+# the repository, one that holds the course's solutions/ (autograde/course.py: course_root). COURSE_DB_URL (in the
+# environment) puts the gradebook in another database, PostgreSQL for instance (INSTRUCTORS.md).
+COURSE_ENV := $(if $(COURSE),COURSE_ROOT="$(abspath $(COURSE))")
+
 # The instructor's Lab, rooted at the repository: nbgrader needs the course root (the repository: solutions/,
 # notebooks/, .nbgrader/) inside the server's root to open source and release notebooks from the formgrader.
 # jupyter/instructor/nbgrader_config.py gives it the course's configuration and an exchange folder
 # (.nbgrader/exchange, or EXCHANGE=dir); the gradebook first records every assignment with its points.
 formgrader: $(STAMP)
-	$(BIN)/python -m autograde.gradebook
+	$(COURSE_ENV) $(BIN)/python -m autograde.gradebook
 	JUPYTER_CONFIG_PATH="$(abspath jupyter/instructor)$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
-	  $(if $(EXCHANGE),COURSE_EXCHANGE="$(abspath $(EXCHANGE))") \
-	  $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(ALLOW_ROOT) $(LAB_ARGS)
+	  $(if $(EXCHANGE),COURSE_EXCHANGE="$(abspath $(EXCHANGE))") $(COURSE_ENV) \
+	  $(BIN)/jupyter lab --ServerApp.root_dir="$(or $(abspath $(COURSE)),$(CURDIR))" $(ALLOW_ROOT) $(LAB_ARGS)
 
 expected: $(STAMP)
 	$(BIN)/python -m autograde.expected
@@ -86,8 +93,16 @@ student-kit: $(STAMP)
 grade: $(STAMP) sandbox
 	@if [ -z "$(ASSIGNMENT)" ] || [ -z "$(SUBMISSIONS)" ] || [ -z "$(OUT)" ]; then \
 		echo "usage: make grade ASSIGNMENT=01_positional_encoding SUBMISSIONS=dir OUT=dir [WORKERS=n] [DASK=tcp://host:8786]"; exit 2; fi
-	$(BIN)/python -m autograde.grade --assignment "$(ASSIGNMENT)" --submissions "$(SUBMISSIONS)" --out "$(OUT)" \
+	$(COURSE_ENV) $(BIN)/python -m autograde.grade --assignment "$(ASSIGNMENT)" --submissions "$(SUBMISSIONS)" --out "$(OUT)" \
 		$(if $(filter-out auto,$(WORKERS)),--workers $(WORKERS)) $(if $(DASK),--dask-scheduler $(DASK)) $(GRADE_ARGS)
+
+# The gradebook's scores as a file a learning platform imports (autograde/export.py; INSTRUCTORS.md, "Grades for a
+# learning platform"). OUT defaults to grades-<FORMAT>.csv; EXPORT_ARGS passes more, e.g. --canvas-ids.
+export: $(STAMP)
+	@if [ -z "$(FORMAT)" ]; then \
+		echo "usage: make export FORMAT=canvas|moodle|csv [OUT=file] [ROSTER=roster.csv] [ASSIGNMENTS=01_positional_encoding,...]"; exit 2; fi
+	$(COURSE_ENV) $(BIN)/python -m autograde.export --format "$(FORMAT)" $(if $(OUT),--out "$(OUT)") \
+		$(if $(ROSTER),--roster "$(ROSTER)") $(if $(ASSIGNMENTS),--assignments "$(ASSIGNMENTS)") $(EXPORT_ARGS)
 
 # Examples per second of assignment 06's NER fine-tuning step against Hugging Face transformers on PyTorch
 # (bench/finetune_throughput.py). bench/requirements.txt (transformers and what it needs beyond the course's

@@ -2,6 +2,8 @@
 
     SUBMISSIONS/alice/01_positional_encoding.ipynb    a folder: graded where it is
     SUBMISSIONS/bob.zip                               members bob/<NN_topic>.ipynb (course_lib/submit.py)
+    SUBMISSIONS/carol/01_positional_encoding/         nbgrader's submitted/ layout (`nbgrader collect`), with its
+                  01_positional_encoding.ipynb        timestamp.txt
 
 Archives are checked whole before anything is written, then the notebook of the assignment being graded is
 unpacked into OUT/unpacked/<student>/<NN_topic>.ipynb; the grader reads every student from there or from
@@ -42,11 +44,26 @@ def archives_in(submissions: Path) -> list[Path]:
                   if p.is_file() and p.suffix.lower() == ".zip" and not p.name.startswith("."))
 
 
-def folders_in(submissions: Path, *, exclude: Path | None = None) -> dict[str, Path]:
-    """Student folders: every visible folder (but `exclude`, the output folder when it is inside)."""
+def folders_in(submissions: Path, stem: str, *, exclude: Path | None = None,
+               log: Callable[[str], None] = print) -> dict[str, Path]:
+    """Student folders: every visible folder (but `exclude`, the output folder when it is inside). In nbgrader's
+    `submitted/` layout, `<student>/<stem>/` is the folder; a student with other assignments' folders only has not
+    handed this one in, and is left out."""
     excluded = exclude.resolve() if exclude is not None else None
-    return {p.name: p for p in sorted(submissions.iterdir())
-            if p.is_dir() and not p.name.startswith(".") and p.resolve() != excluded}
+    found, absent = {}, []
+    for path in sorted(submissions.iterdir()):
+        if not path.is_dir() or path.name.startswith(".") or path.resolve() == excluded:
+            continue
+        if (path / stem).is_dir():
+            found[path.name] = path / stem
+        elif not (path / f"{stem}.ipynb").exists() and any(
+                p.is_dir() and ASSIGNMENT_STEM.fullmatch(p.name) for p in path.iterdir()):
+            absent.append(path.name)
+        else:
+            found[path.name] = path
+    if absent:
+        log(f"not handed in (other assignments only): {', '.join(absent)}")
+    return found
 
 
 def inspect_archive(archive: Path) -> tuple[str | None, dict[str, zipfile.ZipInfo], list[str]]:
@@ -113,7 +130,7 @@ def collect(submissions: Path, stem: str, out: Path, *,
     """{student: the folder to grade} for every student folder and archive in `submissions`; archives are
     unpacked into OUT/unpacked/. Raises CollectError, before writing anything, if any archive is at fault."""
     submissions, out = Path(submissions), Path(out)
-    folders = folders_in(submissions, exclude=out)
+    folders = folders_in(submissions, stem, exclude=out, log=log)
     archives = archives_in(submissions)
     if not archives:
         return folders

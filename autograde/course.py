@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -23,6 +24,11 @@ IGNORED_STDERR_PATTERN = (
 )
 
 
+def course_root() -> Path:
+    """The nbgrader course folder that holds the grading state: the repository, or COURSE_ROOT (`make ... COURSE=`)."""
+    return Path(os.environ.get("COURSE_ROOT") or REPO_ROOT).resolve()
+
+
 def list_assignments(source: Path = REPO_ROOT / SOURCE_DIRECTORY) -> list[str]:
     """Assignment stems (`NN_topic`) that have a source notebook of the same name."""
     return sorted(p.name for p in source.iterdir() if (p / f"{p.name}.ipynb").is_file())
@@ -35,15 +41,23 @@ def apply(c, root: Path, *, cell_timeout: int = 300) -> None:
     c.CourseDirectory.course_id = COURSE_ID
     c.CourseDirectory.source_directory = SOURCE_DIRECTORY
     c.CourseDirectory.release_directory = RELEASE_DIRECTORY
-    # The gradebook is generated state: keep it out of the tracked tree.
+    # The gradebook is generated state: keep it out of the tracked tree. COURSE_DB_URL names another database, a
+    # PostgreSQL server's for a course several instructors grade (INSTRUCTORS.md).
     (root / ".nbgrader").mkdir(exist_ok=True)
-    c.CourseDirectory.db_url = f"sqlite:///{root / '.nbgrader' / 'gradebook.db'}"
+    c.CourseDirectory.db_url = os.environ.get("COURSE_DB_URL") or f"sqlite:///{root / '.nbgrader' / 'gradebook.db'}"
     # qa_model: the reader that running notebook 07 saves beside it for 08; a release never ships it.
     c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", ".nbgrader", "qa_model"]
 
     c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
     c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
+    # One grader whichever button is pressed: nbgrader's autograde (the command, the formgrader's button, and the
+    # recording step of `make grade`) gets its verdicts from the course's sandboxed grader, never from running
+    # the test cells in the student's kernel. nbgrader's default steps otherwise, with Execute replaced.
+    c.Autograde.autograde_preprocessors = [
+        "autograde.course_grading.CourseGrading", "nbconvert.preprocessors.ClearMetadataPreprocessor",
+        "nbgrader.preprocessors.LimitOutput", "nbgrader.preprocessors.SaveAutoGrades",
+        "nbgrader.preprocessors.AssignLatePenalties", "nbgrader.preprocessors.CheckCellMetadata"]
     c.Execute.timeout = cell_timeout
     c.Execute.interrupt_on_timeout = True
     c.IgnorePattern.enabled = True

@@ -1,16 +1,20 @@
 """Grade a batch of submissions: every student in a sandboxed kernel, judged by the grader, in parallel.
 
     python -m autograde.grade --assignment 01_positional_encoding --submissions DIR --out OUT
-        [--workers N] [--dask-scheduler tcp://host:8786] [--seed S]
+        [--workers N] [--dask-scheduler tcp://host:8786] [--seed S] [--course-root ROOT | --no-gradebook]
 
-DIR holds `<student>/<assignment>.ipynb` (and any files the student added), and/or the archives `make submit`
-makes, `<student>.zip` with members `<student>/<assignment>.ipynb`: they are checked and unpacked into
-OUT/unpacked/ first (autograde/collect.py), and a faulty archive stops the batch before grading. The command writes
+DIR holds `<student>/<assignment>.ipynb` (and any files the student added), nbgrader's `submitted/` layout
+`<student>/<assignment>/<assignment>.ipynb` (with its timestamp.txt), and/or the archives `make submit` makes,
+`<student>.zip` with members `<student>/<assignment>.ipynb`: they are checked and unpacked into OUT/unpacked/ first
+(autograde/collect.py), and a faulty archive stops the batch before grading. This process alone then records the
+results in the course (autograde/record.py: the nbgrader gradebook, submitted/, autograded/, feedback/) and writes
 - OUT/grades.csv: student, assignment, score, max_score, status (one row per student, sorted);
 - OUT/grades_by_cell.csv: each exercise's score and the message the student reads;
 - OUT/feedback/<student>/<assignment>.html: the feedback page (nbgrader's, from the graded notebook);
-- OUT/grading.json: the seed the inputs were drawn from, to re-grade identically (`--seed`).
-The CSVs are the same whatever the number of workers or the order in which students finish.
+- OUT/report.html and OUT/mistakes.csv: what the class got wrong (autograde/report.py);
+- OUT/timing.csv: seconds per submission; OUT/grading.json: the seed the inputs were drawn from (to re-grade
+  identically, `--seed`), the limits and the batch's wall time.
+The grade CSVs are the same whatever the number of workers or the order in which students finish.
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from autograde.collect import CollectError, collect
-from autograde.course import list_assignments
+from autograde.course import course_root, list_assignments
 from autograde.judge import Limits, StudentResult, grade_submission, max_points
+from autograde.record import TIMESTAMP, lateness, record_batch
 
 GRADES_COLUMNS = ["student", "assignment", "score", "max_score", "status"]
 CELL_COLUMNS = ["student", "assignment", "grade_id", "score", "max_score", "message"]
@@ -42,7 +47,7 @@ CELL_COLUMNS = ["student", "assignment", "grade_id", "score", "max_score", "mess
 def read_submission(folder: Path) -> dict[str, bytes]:
     """The student's files by relative path (checkpoints left out)."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and ".ipynb_checkpoints" not in p.parts}
+            if p.is_file() and ".ipynb_checkpoints" not in p.parts and p.relative_to(folder) != Path(TIMESTAMP)}
 
 
 def grade_files(stem: str, student: str, files: dict[str, bytes], seed: int, limits: dict) -> dict:
@@ -97,9 +102,12 @@ def _run_dask(tasks: list[tuple], scheduler: str) -> Iterable[dict]:
 
 def grade_batch(stem: str, submissions: Path, out: Path, *, workers: int = 1, scheduler: str | None = None,
                 seed: int | None = None, limits: Limits | None = None, feedback: bool = True,
+                course_root: Path | None = None, db_url: str | None = None,
                 progress: bool = False, log: Callable[[str], None] = print) -> list[StudentResult]:
-    """Grade every `<student>/` folder and `<student>.zip` archive in `submissions`; write the CSVs and feedback
-    pages to `out`. Raises CollectError, before grading anyone, when an archive is at fault."""
+    """Grade every `<student>/` folder and `<student>.zip` archive in `submissions`; record the results in the
+    course at `course_root` (its gradebook and autograded/; a throw-away course when None) and write the CSVs,
+    feedback pages and report to `out`. Raises CollectError, before grading anyone, when an archive is at fault."""
+    started = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
     folders = collect(submissions, stem, out, log=log)
     limits = limits or Limits()
@@ -122,13 +130,47 @@ def grade_batch(stem: str, submissions: Path, out: Path, *, workers: int = 1, sc
         log(f"{result.student}: {result.score:g}/{result.max_score:g} ({result.status}) in {result.seconds:.0f} s")
     bar.close()
     results.sort(key=lambda r: r.student)
+    # Written here, by the one coordinating process: workers and Dask never touch the gradebook.
+    for problem in record_batch(stem, results, folders, out, course_root=course_root, db_url=db_url,
+                                feedback=feedback, log=log):
+        log(problem)
+    _note_submission_times(results, folders, lateness(course_root, db_url, stem) if course_root else {})
     write_csvs(stem, results, out)
-    if feedback:
-        from autograde.feedback import write_feedback
+    _write_timing(results, out, time.monotonic() - started)
+    from autograde.report import write_report
 
-        for problem in write_feedback(stem, results, out):
-            log(problem)
+    try:  # the grades are written: a report that cannot be made is said, never a lost batch
+        log(f"report: {write_report(out)}")
+    except Exception as error:
+        log(f"no report: {type(error).__name__}: {error}")
     return results
+
+
+def _note_submission_times(results: list[StudentResult], folders: dict[str, Path], late: dict[str, float]) -> None:
+    """nbgrader's timestamp of a submission (its submitted/ layout), and how late it was, in the status."""
+    for result in results:
+        stamp = folders[result.student] / TIMESTAMP if result.student in folders else None
+        if stamp is not None and stamp.is_file() and stamp.read_text().strip():
+            result.status += f"; submitted {stamp.read_text().strip()}"
+        if late.get(result.student, 0) > 0:
+            result.status += f"; late by {_duration(late[result.student])}"
+
+
+def _duration(seconds: float) -> str:
+    minutes, hours, days = seconds / 60, seconds / 3600, seconds / 86400
+    return f"{days:.1f} days" if days >= 1 else f"{hours:.1f} h" if hours >= 1 else f"{minutes:.0f} min"
+
+
+def _write_timing(results: list[StudentResult], out: Path, wall: float) -> None:
+    """Seconds per submission (timing.csv) and the batch's wall time (grading.json): apart from the CSVs of
+    grades, which must not depend on the machine's speed."""
+    with open(out / "timing.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student", "seconds"])
+        for r in results:
+            writer.writerow([r.student, f"{r.seconds:.1f}"])
+    info = json.loads((out / "grading.json").read_text())
+    (out / "grading.json").write_text(json.dumps({**info, "wall_seconds": round(wall, 1)}, indent=2) + "\n")
 
 
 def _progress(total: int, *, enabled: bool):
@@ -171,6 +213,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--student-timeout", type=float, default=900, help="seconds one submission may take")
     parser.add_argument("--memory", type=float, default=6, help="GiB of memory a student's kernel may map")
     parser.add_argument("--no-feedback", action="store_true", help="skip the feedback pages")
+    parser.add_argument("--course-root", type=Path, default=course_root(),
+                        help="the nbgrader course whose gradebook, submitted/ and autograded/ get the results "
+                             "(default: this repository, or COURSE_ROOT)")
+    parser.add_argument("--no-gradebook", action="store_true",
+                        help="leave the course's gradebook alone (the feedback pages come from a throw-away course)")
     args = parser.parse_args(argv)
     if args.assignment not in list_assignments():
         parser.error(f"unknown assignment {args.assignment!r}; known: {', '.join(list_assignments())}")
@@ -191,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         results = grade_batch(args.assignment, args.submissions, args.out, workers=args.workers,
                               scheduler=args.dask_scheduler, seed=args.seed, limits=limits,
                               feedback=not args.no_feedback, progress=sys.stderr.isatty(),
+                              course_root=None if args.no_gradebook else args.course_root,
                               log=(lambda line: None) if sys.stderr.isatty() else print)
     except CollectError as error:
         print(f"cannot grade: {error}", file=sys.stderr)

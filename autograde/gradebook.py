@@ -18,16 +18,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-from autograde.course import REPO_ROOT, apply, list_assignments
+from autograde.course import apply, course_root, list_assignments
 from autograde.nbgrader_runner import make_course_root
 
 
-def course_db_url(root: Path = REPO_ROOT) -> str:
+def course_db_url(root: Path | None = None) -> str:
     """The gradebook the course's nbgrader configuration (autograde/nbgrader_config.py) uses."""
     from traitlets.config import Config
 
     config = Config()
-    apply(config, root)
+    apply(config, root or course_root())
     return config.CourseDirectory.db_url
 
 

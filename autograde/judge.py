@@ -99,18 +99,18 @@ def grade_submission(stem: str, student: str, folder: Path, work: Path, *, seed:
     return result
 
 
-def _empty(stem: str, student: str, status: str) -> StudentResult:
+def empty_result(stem: str, student: str, status: str) -> StudentResult:
     cells = [CellResult(row.test_id, 0.0, float(row.points), status) for row in registry.exercises(stem)]
     return StudentResult(student, stem, 0.0, max_points(stem), status, cells)
 
 
 def _grade(stem, student, folder, work, seed, limits, hidden) -> StudentResult:
     if not STUDENT_ID.fullmatch(student):
-        return _empty(stem, student, "invalid student folder name: use letters, digits, '_', '.', '-'")
+        return empty_result(stem, student, "invalid student folder name: use letters, digits, '_', '.', '-'")
     path = folder / f"{stem}.ipynb"
     problem = notebook_problem(path, stem)
     if problem:
-        return _empty(stem, student, problem)
+        return empty_result(stem, student, problem)
     submission = nbformat.read(path, as_version=4)
     release = release_notebook(stem)
     repaired = normalise(submission, release)
@@ -173,7 +173,7 @@ def _grade(stem, student, folder, work, seed, limits, hidden) -> StudentResult:
     cells = [results[row.test_id] for row in registry.exercises(stem)]
     score = sum(c.score for c in cells)
     status = "; ".join(["graded", *flags, *notes])
-    notebook = _with_results(repaired.notebook, results)
+    notebook = with_results(repaired.notebook, results)
     return StudentResult(student, stem, score, max_points(stem), status, cells, nbformat.writes(notebook))
 
 
@@ -214,7 +214,7 @@ def _judge(row: registry.Exercise, remote: Remote) -> tuple[CellResult, bool]:
     return CellResult(row.test_id, points, points, lines[-1] if lines else f"✓ {row.name}"), True
 
 
-def _with_results(notebook, results: dict[str, CellResult]):
+def with_results(notebook, results: dict[str, CellResult]):
     """Each test cell's output is its result: a ✓ line, or an error naming what is wrong (no traceback)."""
     for cell in notebook.cells:
         grade_id = nbgrader_meta(cell).get("grade_id")

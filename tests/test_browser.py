@@ -6,7 +6,8 @@
   unfinished work (NotImplementedError, NotImplementedYet). This is the one run of each student notebook.
 - A feedback page from `make grade` typesets its equations with the MathJax copy beside it, with every request
   for anything but a local file refused.
-- `make formgrader` shows the instructor every assignment, and its points.
+- The class report of a graded batch opens offline with its plots; `make formgrader` is tried with a graded
+  course in tests/test_course_gradebook.py.
 
 Each test saves a full-page screenshot in screenshots/ (git-ignored) for a person to look at.
 """
@@ -24,7 +25,6 @@ from jupyter_client import BlockingKernelClient
 from jupyter_core.paths import jupyter_runtime_dir
 from lab_server import lab_server
 
-from autograde import registry
 from course_lib.selfcheck import UNFINISHED
 
 from conftest import REPO, notebook_group
@@ -215,35 +215,25 @@ def test_feedback_page_typesets_equations_offline(chromium, feedback_page):
         page.close()
 
 
-# nbgrader's Manual Grading table: one row per assignment, its last cell "average / max" filled in by a script
-SCORES_SHOWN = "n => [...document.querySelectorAll('table tbody td.score')].filter(td => td.textContent).length >= n"
-
-
-@ONE_BROWSER
-def test_formgrader_lists_every_assignment_with_its_points(chromium, tmp_path):
-    points = {stem: sum(exercise.points for exercise in registry.exercises(stem)) for stem in registry.stems()}
-    # EXCHANGE=dir: the repository's .nbgrader/exchange is left alone
-    with lab_server("formgrader", variables={"EXCHANGE": str(tmp_path / "exchange")}) as server:
-        page = chromium.new_page(viewport={"width": 1280, "height": 700})
-        try:
-            refused = only_from(page, server.url)
-            page.goto(f"{server.url}/formgrader?token={server.token}")  # Manage Assignments
-            rows = page.locator("table tbody tr").filter(has=page.locator("td"))
-            page.wait_for_function("() => document.querySelectorAll('table tbody tr td a').length > 0",
-                                   timeout=60 * SECONDS)
-            listed = {row.locator("td").first.inner_text().strip() for row in rows.all()}
-            assert set(points) <= listed, f"Manage Assignments lists {sorted(listed)}"  # and "Add new assignment"
-
-            page.get_by_role("link", name="Manual Grading").first.click()  # the table with the points
-            page.wait_for_function(SCORES_SHOWN, arg=len(points), timeout=60 * SECONDS)
-            shot = screenshot(page, "formgrader")
-            shown = {}
-            for row in page.locator("table tbody tr").all():
-                cells = [cell.strip() for cell in row.locator("td").all_inner_texts()]
-                if cells and cells[-1]:
-                    shown[cells[0]] = cells[-1]
-            expected = {stem: f"0 / {total}" for stem, total in points.items()}
-            assert shown == expected, f"Manual Grading shows {shown}, expected {expected} ({shot})"
-            assert not refused, f"the formgrader asked for things off the server (refused): {refused}"
-        finally:
-            page.close()
+# On the same worker as the feedback page: the class report of 01's batch (answered, blank, one wrong).
+@pytest.mark.xdist_group(notebook_group(FEEDBACK_STEM))
+def test_class_report_opens_offline_with_its_plots(chromium):
+    batch = graded_batch(FEEDBACK_STEM)
+    report = batch.out / "report.html"
+    assert report.is_file(), f"grading {FEEDBACK_STEM} made no class report"
+    page = chromium.new_page(viewport={"width": 1100, "height": 900})
+    try:
+        refused = only_from(page, "file://")
+        page.goto(report.as_uri())
+        page.wait_for_load_state("load")
+        shot = screenshot(page, "class_report")
+        plots = page.locator("svg")
+        assert plots.count() >= 2, f"the report shows {plots.count()} plots ({shot})"
+        for plot in plots.all():
+            box = plot.bounding_box()
+            assert box and box["width"] > 100 and box["height"] > 50, f"a plot is not drawn: {box} ({shot})"
+        text = page.inner_text("body")
+        assert "one_wrong" in text and batch.wrong_row.name in text, f"the wrong exercise's mistake is missing ({shot})"
+        assert not refused, f"the report asked for files off this machine (refused): {refused}"
+    finally:
+        page.close()

@@ -136,7 +136,7 @@ def bad_batch(tmp_path_factory) -> BadBatch:
     code = grade_main(["--assignment", STEM, "--submissions", str(submissions), "--out", str(out), "--workers", "2",
                        "--seed", str(SEED), "--cell-timeout", str(BAD_LIMITS["cell_timeout"]), "--call-timeout",
                        str(BAD_LIMITS["call_timeout"]), "--student-timeout", str(BAD_LIMITS["student_timeout"]),
-                       "--memory", str(BAD_LIMITS["memory"] // 2**30)])
+                       "--memory", str(BAD_LIMITS["memory"] // 2**30), "--no-gradebook"])
     assert code == 0
     return BadBatch(out, folders)
 
@@ -220,7 +220,8 @@ def test_the_grade_command_runs_as_a_process(tmp_path):
     for name in ("not JSON", "notebook missing"):
         write_submission(name, tmp_path / "submissions" / name.replace(" ", "_"))
     ran = subprocess.run([sys.executable, "-m", "autograde.grade", "--assignment", STEM, "--submissions",
-                          str(tmp_path / "submissions"), "--out", str(tmp_path / "out"), "--workers", "1"],
+                          str(tmp_path / "submissions"), "--out", str(tmp_path / "out"), "--workers", "1",
+                          "--no-gradebook"],
                          cwd=REPO, capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "graded 2 submissions" in ran.stdout, ran.stdout

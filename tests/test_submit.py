@@ -357,7 +357,7 @@ def test_make_grade_stops_on_a_faulty_archive_before_grading(monkeypatch, tmp_pa
     (tmp_path / "submissions").mkdir()
     make_zip(tmp_path / "submissions" / "mallory.zip", {"../evil.ipynb": NOTEBOOK})
     code = grade_main(["--assignment", PE, "--submissions", str(tmp_path / "submissions"),
-                       "--out", str(tmp_path / "out")])
+                       "--out", str(tmp_path / "out"), "--no-gradebook"])
     error = capsys.readouterr().err
     assert code == 2 and "cannot grade: 1 problem(s) with the archives" in error, error
     assert "mallory.zip: member '../evil.ipynb' climbs out of the folder" in error
@@ -373,7 +373,7 @@ def test_an_archive_from_make_submit_is_graded_from_a_folder_of_archives(tmp_pat
     (submissions / "bob").mkdir()
     (submissions / "bob" / f"{PE}.ipynb").write_bytes(release_path(PE).read_bytes())
     code = grade_main(["--assignment", PE, "--submissions", str(submissions), "--out", str(out), "--workers", "1",
-                       "--seed", "1", "--cell-timeout", "60", "--no-feedback"])
+                       "--seed", "1", "--cell-timeout", "60", "--no-feedback", "--no-gradebook"])
     assert code == 0
     with open(out / "grades.csv", newline="") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}

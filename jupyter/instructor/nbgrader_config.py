@@ -5,10 +5,10 @@
 import os
 from pathlib import Path
 
-from autograde.course import REPO_ROOT, apply
+from autograde.course import REPO_ROOT, apply, course_root
 
 c = get_config()  # noqa: F821 (nbgrader provides get_config)
-apply(c, REPO_ROOT)
+apply(c, course_root())  # the repository, or COURSE_ROOT (`make formgrader COURSE=dir`)
 
 # Git-ignored; `make formgrader EXCHANGE=/srv/nbgrader/exchange` (COURSE_EXCHANGE) points at a shared one.
 exchange = Path(os.environ.get("COURSE_EXCHANGE") or REPO_ROOT / ".nbgrader" / "exchange")

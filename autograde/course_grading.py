@@ -1,0 +1,122 @@
+"""nbgrader's autograde step, done by the course's grader: whichever button or command starts it.
+
+`autograde.course.apply` puts `CourseGrading` where nbgrader's `Execute` was, so `nbgrader autograde`, the
+formgrader's Autograde button and `make grade` all give the verdicts of autograde/judge.py: the notebook runs in
+the sandboxed kernel, the hidden checks judge each function from outside it. nbgrader's own path (the test cells
+run inside the student's kernel) never runs: a solution cell that rebinds a check gains nothing.
+
+Two ways to get the verdicts:
+- `make grade` has graded the batch already (in parallel, or on Dask): it names a JSON file of the results
+  (`CourseGrading.results`), and the preprocessor only copies them into the notebook;
+- otherwise (nbgrader's command, the formgrader's button) it grades the submitted folder now, in a separate
+  process so that the checks' TensorFlow never loads into the Jupyter server.
+Each test cell's output becomes its verdict, which nbgrader's SaveAutoGrades turns into the cell's score; a
+markdown cell at the top says how the notebook was graded and what the grader repaired or noticed, and a
+flagged submission is flagged in the gradebook (the formgrader shows the flag).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Unicode
+
+from autograde.judge import Limits, StudentResult, empty_result, with_results
+
+STATUS_CELL_ID = "course-grading-status"
+
+
+class CourseGrading(NbGraderPreprocessor):
+    """Fill each test cell's output with the course grader's verdict (see the module's docstring)."""
+
+    results = Unicode("", help="A JSON file {student: result} of a batch `make grade` has graded; empty: grade "
+                               "each submission now").tag(config=True)
+    timeout = Unicode("1800", help="Seconds one submission may take when graded now").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        student = resources["nbgrader"]["student"]
+        stem = resources["nbgrader"]["assignment"]
+        result, how = self._result(stem, student)
+        with_results(nb, {cell.grade_id: cell for cell in result.cells})
+        nb.cells = [cell for cell in nb.cells if cell.get("id") != STATUS_CELL_ID]
+        nb.cells.insert(0, status_cell(result, how))
+        self._flag(resources, result)
+        return nb, resources
+
+    def _result(self, stem: str, student: str) -> tuple[StudentResult, str]:
+        if self.results:
+            batch = json.loads(Path(self.results).read_text())
+            if student in batch:
+                return StudentResult.from_dict(batch[student]), batch.get("_how", "make grade")
+        from nbgrader.coursedir import CourseDirectory
+
+        coursedir = CourseDirectory(config=self.config)
+        folder = Path(coursedir.format_path(coursedir.submitted_directory, student, stem))
+        seed = secrets.randbits(32)
+        self.log.info("Grading %s of %s with the course's grader (seed %d)", stem, student, seed)
+        return grade_elsewhere(stem, student, folder, seed, timeout=float(self.timeout)), \
+            f"nbgrader autograde (seed {seed})"
+
+    def _flag(self, resources, result: StudentResult) -> None:
+        from nbgrader.api import Gradebook
+
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gradebook:
+            notebook = gradebook.find_submission_notebook(info["notebook"], info["assignment"], info["student"])
+            notebook.flagged = "flagged:" in result.status
+            gradebook.db.commit()
+
+
+def status_cell(result: StudentResult, how: str):
+    """The note at the top of the graded notebook: who graded it, and the status items one per line."""
+    items = [item.strip() for item in result.status.split(";") if item.strip()]
+    lines = [f"**Graded by the course's grader** ({how}): {result.score:g} / {result.max_score:g} points."]
+    lines += [f"- {item}" for item in items if item != "graded"]
+    cell = nbformat.v4.new_markdown_cell("\n".join(lines))
+    cell["id"] = STATUS_CELL_ID
+    return cell
+
+
+def grade_elsewhere(stem: str, student: str, folder: Path, seed: int, *, timeout: float) -> StudentResult:
+    """`grade.grade_files` on `folder` in a fresh Python process; a failure becomes a zero naming it."""
+    from autograde.grade import read_submission
+    from autograde.sandbox import sandbox_check
+
+    problem = sandbox_check()
+    if problem:
+        raise RuntimeError(f"cannot grade {student}: {problem}")
+    with tempfile.TemporaryDirectory(prefix="course-grading-") as tmp:
+        task = Path(tmp) / "task.json"
+        files = {name: data.decode("latin-1") for name, data in read_submission(folder).items()}
+        task.write_text(json.dumps({"stem": stem, "student": student, "files": files, "seed": seed,
+                                    "limits": vars(Limits())}))
+        try:
+            ran = subprocess.run([sys.executable, "-m", "autograde.course_grading", str(task)], capture_output=True,
+                                 text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            ran = None
+        answer = Path(tmp) / "result.json"
+        if ran is not None and ran.returncode == 0 and answer.is_file():
+            return StudentResult.from_dict(json.loads(answer.read_text()))
+    why = "it took too long" if ran is None else (ran.stderr.strip().splitlines() or ["no output"])[-1]
+    return empty_result(stem, student, f"grader error: {why}")
+
+
+def _grade_task(task: Path) -> None:
+    from autograde.grade import grade_files
+
+    data = json.loads(task.read_text())
+    files = {name: text.encode("latin-1") for name, text in data["files"].items()}
+    result = grade_files(data["stem"], data["student"], files, data["seed"], data["limits"])
+    (task.parent / "result.json").write_text(json.dumps(result))
+
+
+if __name__ == "__main__":
+    _grade_task(Path(sys.argv[1]))

@@ -1,0 +1,193 @@
+"""Put a graded batch where instructors look: the course's nbgrader layout and gradebook, and the feedback pages.
+
+After `make grade` has graded a batch (in worker processes or on Dask), this process alone writes, in the course
+root (the repository unless `--course-root` says otherwise):
+- `submitted/<student>/<assignment>/`: the student's files as handed in (kept where nbgrader's `collect` put them;
+  copied there from an archive or another folder, an earlier different copy moved aside, never deleted);
+- the gradebook (`CourseDirectory.db_url`): the submission, its timestamp, each test cell's automatic score and the
+  flag, through nbgrader's own `autograde` converter, whose execution step is the course's (autograde/course_grading.py)
+  fed with the batch's results. Re-grading replaces automatic scores; an instructor's manual scores, extra credit
+  and comments stay, as they do with nbgrader;
+- `autograded/<student>/<assignment>/`: the graded notebook the formgrader shows, each verdict under its test;
+- `feedback/<student>/<assignment>/` and OUT/feedback/<student>/<assignment>.html: the feedback pages.
+With no course root (tests, benchmarks), a throw-away one is used, so the pages still come out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import filecmp
+import json
+import shutil
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import nbformat
+
+from autograde.course import apply
+from autograde.judge import StudentResult, release_notebook, with_results
+from autograde.nbgrader_runner import make_course_root
+
+STAGING = ".nbgrader/graded-batch"  # inside the course root: what nbgrader's converter reads this time
+TIMESTAMP = "timestamp.txt"  # nbgrader's name for a submission's time, in its submitted/ folders
+
+
+def course_config(root: Path, db_url: str | None = None):
+    """The course's nbgrader configuration rooted at `root` (`db_url` overrides the gradebook's address)."""
+    from traitlets.config import Config
+
+    config = Config()
+    apply(config, root)
+    if db_url:
+        config.CourseDirectory.db_url = db_url
+    return config
+
+
+@contextlib.contextmanager
+def locked(db_url: str) -> Iterator[None]:
+    """One writer at a time for a file gradebook (two `make grade` runs at once); a server database serialises
+    its writers itself."""
+    path = db_url.removeprefix("sqlite:///")
+    if path == db_url:
+        yield
+        return
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{path}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def record_batch(stem: str, results: list[StudentResult], folders: dict[str, Path], out: Path, *,
+                 course_root: Path | None = None, db_url: str | None = None, feedback: bool = True,
+                 log: Callable[[str], None] = print) -> list[str]:
+    """Record `results` (graded from `folders`) in the course; return the problems met (none stops the batch)."""
+    if not results:
+        return []
+    with contextlib.ExitStack() as stack:
+        if course_root is None:
+            course_root = make_course_root(Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="course-"))),
+                                           [stem])
+        root = Path(course_root).resolve()
+        config = course_config(root, db_url)
+        stack.enter_context(locked(config.CourseDirectory.db_url))
+        from autograde.gradebook import record
+
+        refused = record([stem], config.CourseDirectory.db_url)
+        if refused:
+            return [f"the gradebook refused {stem}: {refused[stem].splitlines()[-1] if refused[stem] else '?'}"]
+        for result in results:
+            keep_submission(root, stem, result.student, folders.get(result.student), log)
+        problems = autograde(root, config, stem, results)
+        if feedback:
+            problems += feedback_pages(root, config, stem, [r.student for r in results], out)
+    return problems
+
+
+def keep_submission(root: Path, stem: str, student: str, folder: Path | None, log: Callable[[str], None]) -> None:
+    """The student's files in `submitted/<student>/<stem>/`, as nbgrader's `collect` leaves them."""
+    target = root / "submitted" / student / stem
+    if folder is None or not folder.is_dir() or (target.exists() and target.resolve() == folder.resolve()):
+        return
+    if target.exists():
+        if same_tree(folder, target):
+            return
+        aside = target.with_name(f"{stem}.replaced-{time.strftime('%Y%m%d-%H%M%S')}")
+        target.rename(aside)
+        log(f"{student}: the earlier submitted/{student}/{stem}/ differs from this batch's: moved to {aside.name}")
+    shutil.copytree(folder, target, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+
+
+def same_tree(a: Path, b: Path) -> bool:
+    compared = filecmp.dircmp(a, b, ignore=[".ipynb_checkpoints"])
+    return (not compared.left_only and not compared.right_only and not compared.diff_files
+            and not compared.funny_files and all(same_tree(a / d, b / d) for d in compared.common_dirs))
+
+
+def autograde(root: Path, config, stem: str, results: list[StudentResult]) -> list[str]:
+    """nbgrader's autograde converter on each graded notebook, its execution step the batch's verdicts."""
+    from nbgrader.converters import Autograde
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.utils import capture_log
+
+    staging = root / STAGING
+    shutil.rmtree(staging, ignore_errors=True)
+    for result in results:
+        folder = staging / result.student / stem
+        submitted = root / "submitted" / result.student / stem
+        if submitted.is_dir():  # the student's other files go with the notebook, as nbgrader would take them
+            shutil.copytree(submitted, folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.ipynb"))
+        folder.mkdir(parents=True, exist_ok=True)
+        nbformat.write(graded_notebook(stem, result), folder / f"{stem}.ipynb")
+    batch = {result.student: result.to_dict() for result in results}
+    (staging / "results.json").write_text(json.dumps({**batch, "_how": "make grade"}))
+    config.CourseDirectory.submitted_directory = STAGING
+    config.CourseGrading.results = str(staging / "results.json")
+    config.BaseConverter.force = True
+    problems = []
+    try:
+        for result in results:
+            coursedir = CourseDirectory(config=config)
+            coursedir.assignment_id, coursedir.student_id = stem, result.student
+            with warnings.catch_warnings():
+                # nbgrader's add_submission trips SQLAlchemy's autoflush warnings; the rows are written all the same
+                warnings.simplefilter("ignore", category=Warning)
+                outcome = capture_log(Autograde(coursedir=coursedir, config=config))
+            if not outcome["success"]:
+                problems.append(f"gradebook: {result.student} not recorded: {last_error(outcome)}")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return problems
+
+
+def graded_notebook(stem: str, result: StudentResult) -> nbformat.NotebookNode:
+    """The notebook as graded; for a submission that could not be read, the released one carrying the verdicts."""
+    if result.notebook:
+        return nbformat.reads(result.notebook, as_version=4)
+    return with_results(release_notebook(stem), {cell.grade_id: cell for cell in result.cells})
+
+
+def feedback_pages(root: Path, config, stem: str, students: list[str], out: Path) -> list[str]:
+    """nbgrader's generate_feedback with the course's page template; each page copied to OUT/feedback/."""
+    from nbgrader.converters import GenerateFeedback
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.utils import capture_log
+
+    from autograde.feedback import copy_mathjax, page_settings
+
+    page_settings(config)
+    copy_mathjax(out / "feedback")
+    problems = []
+    for student in students:
+        coursedir = CourseDirectory(config=config)
+        coursedir.assignment_id, coursedir.student_id = stem, student
+        outcome = capture_log(GenerateFeedback(coursedir=coursedir, config=config))
+        page = root / "feedback" / student / stem / f"{stem}.html"
+        if outcome["success"] and page.is_file():
+            (out / "feedback" / student).mkdir(parents=True, exist_ok=True)
+            shutil.copy2(page, out / "feedback" / student / page.name)
+        else:
+            problems.append(f"no feedback page for {student}: {last_error(outcome)}")
+    return problems
+
+
+def last_error(outcome: dict) -> str:
+    lines = [line for line in (outcome.get("log") or outcome.get("error") or "").splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith(("[ERROR]", "[CRITICAL]"))]
+    return (errors or lines or ["no log"])[-1][:300]
+
+
+def lateness(course_root: Path, db_url: str | None, stem: str) -> dict[str, float]:
+    """{student: seconds late} of the assignment's submissions, by the due date set in the gradebook (none: 0)."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    config = course_config(Path(course_root).resolve(), db_url)
+    try:
+        with Gradebook(config.CourseDirectory.db_url) as gradebook:
+            return {s.student.id: float(s.total_seconds_late or 0)
+                    for s in gradebook.find_assignment(stem).submissions}
+    except MissingEntry:
+        return {}

@@ -1,0 +1,218 @@
+"""`make grade`'s results where instructors look, and one grader whichever button is pressed (issue 24).
+
+One small batch of 01, in nbgrader's `submitted/` layout with timestamps (one of them after the due date), graded
+by `make grade`'s command into a throw-away course root that holds every assignment:
+- every test cell's score, the flag and the timestamp reach the course's gradebook; autograded/ holds the notebook
+  the formgrader shows, with each verdict under its test and the status on top;
+- `nbgrader autograde` (the command the formgrader's button runs) gives a submission that rebinds the checks the
+  same score as `make grade`: nbgrader's own path, which runs the test cells in the student's kernel, would give
+  full marks;
+- re-grading replaces the automatic scores and keeps an instructor's manual score, extra credit and comment;
+- in a browser, `make formgrader` lists every assignment with its points and shows the graded submission's
+  per-cell scores (screenshots/formgrader_grades.png).
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import nbformat
+import pytest
+from graded_batches import SEED
+from lab_server import lab_server
+from submissions import STEM, write_submission
+
+from autograde import registry
+from autograde.course import list_assignments
+from autograde.course_grading import STATUS_CELL_ID
+from autograde.grade import main as grade_main
+from autograde.nbgrader_runner import kernel_environment, make_course_root
+from autograde.record import course_config
+
+pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("course-gradebook")]
+SECONDS = 1000  # playwright counts in milliseconds
+CASES = {"correct": "correct", "rebinds": "checks rebound", "regraded": "correct", "broken": "not JSON"}
+DUE = datetime(2026, 11, 20, 12, 0, 0)
+SUBMITTED = {"correct": DUE - timedelta(hours=2), "rebinds": DUE - timedelta(minutes=5),
+             "regraded": DUE - timedelta(days=1), "broken": DUE + timedelta(hours=3)}
+
+
+@dataclass
+class Course:
+    root: Path
+    out: Path
+    db_url: str
+
+
+def gradebook(course: Course):
+    from nbgrader.api import Gradebook
+
+    return Gradebook(course.db_url)
+
+
+def run_grade(course: Course, submissions: Path, out: Path) -> None:
+    code = grade_main(["--assignment", STEM, "--submissions", str(submissions), "--out", str(out), "--workers", "1",
+                       "--seed", str(SEED), "--course-root", str(course.root), "--cell-timeout", "60",
+                       "--call-timeout", "20"])
+    assert code == 0
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Course:
+    from nbgrader.api import Gradebook
+
+    from autograde.gradebook import record
+
+    root = make_course_root(tmp_path_factory.mktemp("course"), list_assignments())
+    db_url = course_config(root).CourseDirectory.db_url
+    assert not record([STEM], db_url)
+    with Gradebook(db_url) as book:  # the due date an instructor sets in the formgrader
+        book.update_or_create_assignment(STEM, duedate=DUE)
+    for student, case in CASES.items():  # as `nbgrader collect` leaves them
+        folder = root / "submitted" / student / STEM
+        write_submission(case, folder)
+        (folder / "timestamp.txt").write_text(SUBMITTED[student].strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+    course = Course(root, tmp_path_factory.mktemp("grades"), db_url)
+    run_grade(course, root / "submitted", course.out)
+    return course
+
+
+def csv_rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_every_cell_score_and_flag_reaches_the_gradebook(course):
+    cells = {(r["student"], r["grade_id"]): float(r["score"]) for r in csv_rows(course.out / "grades_by_cell.csv")}
+    totals = {r["student"]: float(r["score"]) for r in csv_rows(course.out / "grades.csv")}
+    assert totals == {"correct": 5, "rebinds": 3, "regraded": 5, "broken": 0}, totals
+    with gradebook(course) as book:
+        for student in CASES:
+            submission = book.find_submission(STEM, student)
+            notebook = book.find_submission_notebook(STEM, STEM, student)
+            recorded = {(student, grade.name): grade.auto_score for grade in notebook.grades}
+            assert recorded == {key: score for key, score in cells.items() if key[0] == student}, recorded
+            assert submission.score == totals[student], (student, submission.score)
+            assert notebook.flagged == (student == "rebinds"), (student, notebook.flagged)
+
+
+def test_the_formgrader_notebook_carries_the_verdicts_and_the_status(course):
+    messages = {r["grade_id"]: r["message"] for r in csv_rows(course.out / "grades_by_cell.csv")
+                if r["student"] == "rebinds"}
+    path = course.root / "autograded" / "rebinds" / STEM / f"{STEM}.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    status = notebook.cells[0]
+    assert status.get("id") == STATUS_CELL_ID and "(make grade): 3 / 5 points" in status.source, status.source
+    assert "flagged: rebinds the course's checks" in status.source, status.source
+    for row in registry.exercises(STEM):
+        cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == row.test_id)
+        shown = cell.outputs[0].get("evalue") or cell.outputs[0].get("text")
+        assert messages[row.test_id] in shown, (row.test_id, shown)
+
+
+def test_timestamps_are_kept_and_a_late_submission_says_so(course):
+    statuses = {r["student"]: r["status"] for r in csv_rows(course.out / "grades.csv")}
+    assert "late by 3.0 h" in statuses["broken"], statuses["broken"]
+    assert not any("late by" in statuses[s] for s in ("correct", "rebinds", "regraded")), statuses
+    assert f"submitted {SUBMITTED['correct']:%Y-%m-%d %H:%M:%S}" in statuses["correct"], statuses["correct"]
+    with gradebook(course) as book:
+        for student, when in SUBMITTED.items():
+            assert book.find_submission(STEM, student).timestamp == when, student
+
+
+def test_nbgrader_autograde_gives_the_score_make_grade_gave(course):
+    """The formgrader's Autograde button runs this command's converter: the course's grader, out of the kernel."""
+    ran = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", STEM, "--student", "rebinds", "--force"],
+                         cwd=course.root, env=kernel_environment(), capture_output=True, text=True, timeout=600)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    made = {r["grade_id"]: float(r["score"]) for r in csv_rows(course.out / "grades_by_cell.csv")
+            if r["student"] == "rebinds"}
+    with gradebook(course) as book:
+        notebook = book.find_submission_notebook(STEM, STEM, "rebinds")
+        assert {grade.name: grade.auto_score for grade in notebook.grades} == made
+        assert notebook.flagged
+    status = nbformat.read(course.root / "autograded" / "rebinds" / STEM / f"{STEM}.ipynb", as_version=4).cells[0]
+    assert "(nbgrader autograde (seed" in status.source and "3 / 5 points" in status.source, status.source
+
+
+def test_regrading_keeps_the_instructors_manual_score_comment_and_extra_credit(course, tmp_path):
+    with gradebook(course) as book:  # what an instructor does in the formgrader
+        grade = book.find_grade("test_get_angles", STEM, STEM, "regraded")
+        grade.manual_score, grade.extra_credit = 1.5, 0.5
+        book.find_comment("get_angles", STEM, STEM, "regraded").manual_comment = "k//2: see lecture 2"
+        book.db.commit()
+    # The same student handed in again, from another folder: the earlier files are kept aside.
+    again = tmp_path / "again" / "regraded"
+    shutil.copytree(course.root / "submitted" / "regraded" / STEM, again)
+    (again / "notes.txt").write_text("second try\n")
+    run_grade(course, tmp_path / "again", tmp_path / "out")
+    with gradebook(course) as book:
+        grade = book.find_grade("test_get_angles", STEM, STEM, "regraded")
+        assert (grade.auto_score, grade.manual_score, grade.extra_credit) == (2.0, 1.5, 0.5)
+        assert book.find_comment("get_angles", STEM, STEM, "regraded").manual_comment == "k//2: see lecture 2"
+        assert book.find_submission(STEM, "regraded").score == 1.5 + 0.5 + 3
+        assert book.find_submission(STEM, "correct").score == 5, "re-grading one student touched another"
+    kept = sorted(p.name for p in (course.root / "submitted" / "regraded").iterdir())
+    assert kept[0] == STEM and kept[1].startswith(f"{STEM}.replaced-") and len(kept) == 2, kept
+    assert (course.root / "submitted" / "regraded" / STEM / "notes.txt").is_file()
+
+
+# nbgrader's Manual Grading table: one row per assignment, its last cell "average / max" filled in by a script
+SCORES_SHOWN = "n => [...document.querySelectorAll('table tbody td.score')].filter(td => td.textContent).length >= n"
+
+
+def test_formgrader_lists_every_assignment_and_shows_a_submissions_cell_scores(chromium, course, tmp_path):
+    from browser import only_from, screenshot
+
+    points = {stem: sum(exercise.points for exercise in registry.exercises(stem)) for stem in registry.stems()}
+    with gradebook(course) as book:
+        submitted = book.find_submission_notebook(STEM, STEM, "rebinds")
+        notebook_id, expected_cells = submitted.id, {g.name: (g.score, g.max_score) for g in submitted.grades}
+        average = book.average_assignment_score(STEM)
+    variables = {"COURSE": str(course.root), "EXCHANGE": str(tmp_path / "exchange")}
+    with lab_server("formgrader", variables=variables) as server:
+        page = chromium.new_page(viewport={"width": 1280, "height": 900})
+        try:
+            refused = only_from(page, server.url)
+            page.goto(f"{server.url}/formgrader?token={server.token}")  # Manage Assignments
+            page.wait_for_function("() => document.querySelectorAll('table tbody tr td a').length > 0",
+                                   timeout=60 * SECONDS)
+            rows = page.locator("table tbody tr").filter(has=page.locator("td"))
+            listed = {row.locator("td").first.inner_text().strip() for row in rows.all()}
+            assert set(points) <= listed, f"Manage Assignments lists {sorted(listed)}"
+
+            page.get_by_role("link", name="Manual Grading").first.click()  # the table with the points
+            page.wait_for_function(SCORES_SHOWN, arg=len(points), timeout=60 * SECONDS)
+            shown = {}
+            for row in page.locator("table tbody tr").all():
+                cells = [cell.strip() for cell in row.locator("td").all_inner_texts()]
+                if cells and cells[-1]:
+                    shown[cells[0]] = cells[-1]
+            expected = {stem: f"{average if stem == STEM else 0:g} / {total}" for stem, total in points.items()}
+            assert shown == expected, f"Manual Grading shows {shown}, expected {expected}"
+            assert not refused, f"the formgrader asked for things off the server (refused): {refused}"
+
+            page.goto(f"{server.url}/formgrader/submissions/{notebook_id}/")  # one student's notebook
+            page.wait_for_selector("input.score", timeout=60 * SECONDS)
+            shot = screenshot(page, "formgrader_grades")
+            scores = page.eval_on_selector_all(
+                "input.score", "inputs => inputs.map(i => [i.closest('[id]')?.id || '', i.value, i.placeholder])")
+            text = page.inner_text("body")
+            for grade_id, (score, _) in expected_cells.items():
+                assert f"{grade_id}" in page.content(), f"no cell {grade_id} on the page ({shot})"
+                assert any(value == f"{score:g}" or placeholder == f"{score:g}" for _, value, placeholder in scores), \
+                    f"{grade_id}'s score {score:g} is not shown: {scores} ({shot})"
+            assert "Graded by the course's grader" in text and "flagged: rebinds the course's checks" in text, shot
+            assert "has wrong values" in text, f"the failed check's message is not on the page ({shot})"
+            # nbgrader's own submission page asks a CDN for MathJax (its template calls mathjax() without a URL):
+            # offline, its equations stay TeX; scores and messages do not depend on it. Nothing else may leave.
+            others = [url for url in refused if "/mathjax/" not in url.lower()]
+            assert not others, f"the submission page asked for things off the server (refused): {others}"
+        finally:
+            page.close()
