@@ -137,17 +137,23 @@ def load(out: Path) -> Batch:
 
 
 @cache
-def catalogue() -> dict[str, str]:
-    """message -> name of every mistake in autograde/mistakes/."""
+def catalogue(stem: str | None = None) -> dict[str, str]:
+    """message -> name of every mistake in the assignment's catalogue (autograde/mistakes/<topic>), or in all of
+    them: one assignment's spares a batch of 01 the import of 08's PyTorch references."""
     import importlib
     import pkgutil
 
     from autograde import mistakes
 
+    names = [module.name for module in pkgutil.walk_packages(mistakes.__path__, "autograde.mistakes.",
+                                                              onerror=lambda name: None)]
+    if stem is not None:
+        prefix = f"autograde.mistakes.{registry.topic(stem)}"
+        names = [name for name in names if name == prefix or name.startswith(prefix + ".")]
     found = {}
-    for module in pkgutil.walk_packages(mistakes.__path__, "autograde.mistakes.", onerror=lambda name: None):
+    for name in names:
         try:
-            values = vars(importlib.import_module(module.name)).values()
+            values = vars(importlib.import_module(name)).values()
         except Exception:  # noqa: BLE001 (a library missing here: that catalogue's messages are grouped by text)
             continue
         for value in values:
@@ -162,15 +168,16 @@ def _numbers(text: str) -> str:
     return re.sub(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\w)", "#", text)
 
 
-def group(message: str) -> tuple[str, str, str]:
-    """(kind, mistake, what it says) of a failed exercise's message: see Group."""
+def group(message: str, stem: str | None = None) -> tuple[str, str, str]:
+    """(kind, mistake, what it says) of a failed exercise's message (of assignment `stem`): see Group."""
     text = " ".join(message.split())
     for pattern, name in NOT_JUDGED:
         if re.search(pattern, text):
             return "not judged", name or _numbers(text), name or _numbers(text)
-    named = [m for m in catalogue() if m in text]
+    known = catalogue(stem)
+    named = [m for m in known if m in text]
     if named:  # the longest: a message that contains another is the more specific
-        return "named", catalogue()[max(named, key=len)], max(named, key=len)
+        return "named", known[max(named, key=len)], max(named, key=len)
     crash = re.search(r"(\w+) raised (\w+):", text) or re.match(r"(\w+): (\w+(?:Error|Exception)):", text)
     if crash:  # what follows the type is the learner's own code talking, different for each
         return "error", f"{crash[1]} raised {crash[2]}", f"{crash[1]} raised {crash[2]}"
@@ -198,7 +205,8 @@ def exercises(batch: Batch) -> list[Exercise]:
                 exercise.passed.append(student)
                 continue
             # No row: the grader itself failed on the submission (a "grader error" status says how).
-            kind, mistake, what = group(cell["message"]) if cell else ("not judged", "no result", "no result")
+            kind, mistake, what = (group(cell["message"], batch.assignment) if cell
+                                   else ("not judged", "no result", "no result"))
             example = cell["message"] if cell else status.get(student, "")
             groups.setdefault((kind, mistake), Group(kind, mistake, what, example)).students.append(student)
         exercise.groups = sorted(groups.values(), key=lambda g: (-len(g.students), g.mistake))
