@@ -39,3 +39,18 @@ def test_rows_are_rewritten_in_place():
     figures = {"07_qa": {"wall_seconds": 421.0, "peak_memory_mib": 2200}}
     assert notebook_time.readme_with_figures(text, figures) == (
         "intro\n| 07 | `07_qa` | a reader | 7 min | 2.1 GiB |\n| 09 | `09_x` | other | 1 s | 0.1 GiB |\n")
+
+
+def test_the_instructors_timing_table_is_the_recorded_grading_figures():
+    """INSTRUCTORS.md's "How long it takes" covers every assignment, from bench/grading_figures.json."""
+    import grading
+
+    figures = json.loads(grading.FIGURES.read_text())
+    stems = sorted(p.name for p in (REPO / "solutions").iterdir() if (p / f"{p.name}.ipynb").is_file())
+    missing = [stem for stem in stems if stem not in figures]
+    assert not missing, (f"no grading figures for {missing}: run .venv/bin/python bench/grading.py --submissions 8 "
+                         f"--assignments {' '.join(missing)} --record on a quiet machine")
+    text = grading.INSTRUCTORS.read_text()
+    assert grading.instructors_with_figures(text, figures) == text, (
+        "INSTRUCTORS.md's timing table differs from bench/grading_figures.json: run .venv/bin/python "
+        "bench/grading.py --instructors")
