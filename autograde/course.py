@@ -24,6 +24,11 @@ IGNORED_STDERR_PATTERN = (
 )
 
 
+# Files in a source folder that are not part of the assignment. qa_model: the reader that running notebook 07 saves
+# beside it for 08; a release never ships it, and a throw-away course root does not copy it.
+NOT_COURSE_FILES = (".ipynb_checkpoints", "*.pyc", "__pycache__", ".nbgrader", "qa_model")
+
+
 def course_root() -> Path:
     """The nbgrader course folder that holds the grading state: the repository, or COURSE_ROOT (`make ... COURSE=`)."""
     return Path(os.environ.get("COURSE_ROOT") or REPO_ROOT).resolve()
@@ -45,8 +50,7 @@ def apply(c, root: Path, *, cell_timeout: int = 300) -> None:
     # PostgreSQL server's for a course several instructors grade (INSTRUCTORS.md).
     (root / ".nbgrader").mkdir(exist_ok=True)
     c.CourseDirectory.db_url = os.environ.get("COURSE_DB_URL") or f"sqlite:///{root / '.nbgrader' / 'gradebook.db'}"
-    # qa_model: the reader that running notebook 07 saves beside it for 08; a release never ships it.
-    c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", ".nbgrader", "qa_model"]
+    c.CourseDirectory.ignore = list(NOT_COURSE_FILES)
 
     c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
     c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograde.course import REPO_ROOT, SOURCE_DIRECTORY
+from autograde.course import NOT_COURSE_FILES, REPO_ROOT, SOURCE_DIRECTORY
 
 CONFIG_TEMPLATE = """\
 from autograde.course import apply
@@ -35,7 +35,7 @@ def make_course_root(root: Path, assignments: list[str], *, cell_timeout: int = 
         if not (source / f"{stem}.ipynb").is_file():
             raise FileNotFoundError(f"no source notebook {source / (stem + '.ipynb')}")
         shutil.copytree(source, root / SOURCE_DIRECTORY / stem, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+                        ignore=shutil.ignore_patterns(*NOT_COURSE_FILES))
     (root / "nbgrader_config.py").write_text(
         CONFIG_TEMPLATE.format(root=str(root), cell_timeout=int(cell_timeout))
     )
