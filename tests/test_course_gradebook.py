@@ -7,6 +7,7 @@ by `make grade`'s command into a throw-away course root that holds every assignm
 - `nbgrader autograde` (the command the formgrader's button runs) gives a submission that rebinds the checks the
   same score as `make grade`: nbgrader's own path, which runs the test cells in the student's kernel, would give
   full marks;
+- `make export` reads those scores back;
 - re-grading replaces the automatic scores and keeps an instructor's manual score, extra credit and comment;
 - in a browser, `make formgrader` lists every assignment with its points and shows the graded submission's
   per-cell scores (screenshots/formgrader_grades.png).
@@ -124,6 +125,17 @@ def test_timestamps_are_kept_and_a_late_submission_says_so(course):
     with gradebook(course) as book:
         for student, when in SUBMITTED.items():
             assert book.find_submission(STEM, student).timestamp == when, student
+
+
+def test_make_export_reads_what_make_grade_recorded(course, tmp_path):
+    from autograde.export import export
+
+    export("csv", tmp_path / "grades.csv", [STEM], db_url=course.db_url)
+    exported = {r["student"]: r for r in csv_rows(tmp_path / "grades.csv")}
+    graded = {r["student"]: r for r in csv_rows(course.out / "grades.csv")}
+    for student in ("correct", "rebinds", "broken"):
+        assert float(exported[student]["score"]) == float(graded[student]["score"]), (student, exported[student])
+    assert float(exported["broken"]["late_seconds"]) == 3 * 3600 and exported["correct"]["late_seconds"] == "0"
 
 
 def test_nbgrader_autograde_gives_the_score_make_grade_gave(course):
