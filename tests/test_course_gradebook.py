@@ -38,10 +38,10 @@ from autograde.record import course_config
 
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("course-gradebook")]
 SECONDS = 1000  # playwright counts in milliseconds
-CASES = {"correct": "correct", "rebinds": "checks rebound", "regraded": "correct", "broken": "not JSON"}
+CASES = {"correct": "correct", "rebinds": "checks rebound", "broken": "not JSON"}
 DUE = datetime(2026, 11, 20, 12, 0, 0)
 SUBMITTED = {"correct": DUE - timedelta(hours=2), "rebinds": DUE - timedelta(minutes=5),
-             "regraded": DUE - timedelta(days=1), "broken": DUE + timedelta(hours=3)}
+             "broken": DUE + timedelta(hours=3)}
 
 
 @dataclass
@@ -92,7 +92,7 @@ def csv_rows(path: Path) -> list[dict[str, str]]:
 def test_every_cell_score_and_flag_reaches_the_gradebook(course):
     cells = {(r["student"], r["grade_id"]): float(r["score"]) for r in csv_rows(course.out / "grades_by_cell.csv")}
     totals = {r["student"]: float(r["score"]) for r in csv_rows(course.out / "grades.csv")}
-    assert totals == {"correct": 5, "rebinds": 3, "regraded": 5, "broken": 0}, totals
+    assert totals == {"correct": 5, "rebinds": 3, "broken": 0}, totals
     with gradebook(course) as book:
         for student in CASES:
             submission = book.find_submission(STEM, student)
@@ -120,7 +120,7 @@ def test_the_formgrader_notebook_carries_the_verdicts_and_the_status(course):
 def test_timestamps_are_kept_and_a_late_submission_says_so(course):
     statuses = {r["student"]: r["status"] for r in csv_rows(course.out / "grades.csv")}
     assert "late by 3.0 h" in statuses["broken"], statuses["broken"]
-    assert not any("late by" in statuses[s] for s in ("correct", "rebinds", "regraded")), statuses
+    assert not any("late by" in statuses[s] for s in ("correct", "rebinds")), statuses
     assert f"submitted {SUBMITTED['correct']:%Y-%m-%d %H:%M:%S}" in statuses["correct"], statuses["correct"]
     with gradebook(course) as book:
         for student, when in SUBMITTED.items():
@@ -154,25 +154,27 @@ def test_nbgrader_autograde_gives_the_score_make_grade_gave(course):
 
 
 def test_regrading_keeps_the_instructors_manual_score_comment_and_extra_credit(course, tmp_path):
+    """Last of the module's tests on the gradebook: it changes "correct"'s scores."""
     with gradebook(course) as book:  # what an instructor does in the formgrader
-        grade = book.find_grade("test_get_angles", STEM, STEM, "regraded")
+        grade = book.find_grade("test_get_angles", STEM, STEM, "correct")
         grade.manual_score, grade.extra_credit = 1.5, 0.5
-        book.find_comment("get_angles", STEM, STEM, "regraded").manual_comment = "k//2: see lecture 2"
+        book.find_comment("get_angles", STEM, STEM, "correct").manual_comment = "k//2: see lecture 2"
         book.db.commit()
+        rebinds = book.find_submission(STEM, "rebinds").score
     # The same student handed in again, from another folder: the earlier files are kept aside.
-    again = tmp_path / "again" / "regraded"
-    shutil.copytree(course.root / "submitted" / "regraded" / STEM, again)
+    again = tmp_path / "again" / "correct"
+    shutil.copytree(course.root / "submitted" / "correct" / STEM, again)
     (again / "notes.txt").write_text("second try\n")
     run_grade(course, tmp_path / "again", tmp_path / "out")
     with gradebook(course) as book:
-        grade = book.find_grade("test_get_angles", STEM, STEM, "regraded")
+        grade = book.find_grade("test_get_angles", STEM, STEM, "correct")
         assert (grade.auto_score, grade.manual_score, grade.extra_credit) == (2.0, 1.5, 0.5)
-        assert book.find_comment("get_angles", STEM, STEM, "regraded").manual_comment == "k//2: see lecture 2"
-        assert book.find_submission(STEM, "regraded").score == 1.5 + 0.5 + 3
-        assert book.find_submission(STEM, "correct").score == 5, "re-grading one student touched another"
-    kept = sorted(p.name for p in (course.root / "submitted" / "regraded").iterdir())
+        assert book.find_comment("get_angles", STEM, STEM, "correct").manual_comment == "k//2: see lecture 2"
+        assert book.find_submission(STEM, "correct").score == 1.5 + 0.5 + 3
+        assert book.find_submission(STEM, "rebinds").score == rebinds, "re-grading one student touched another"
+    kept = sorted(p.name for p in (course.root / "submitted" / "correct").iterdir())
     assert kept[0] == STEM and kept[1].startswith(f"{STEM}.replaced-") and len(kept) == 2, kept
-    assert (course.root / "submitted" / "regraded" / STEM / "notes.txt").is_file()
+    assert (course.root / "submitted" / "correct" / STEM / "notes.txt").is_file()
 
 
 # nbgrader's Manual Grading table: one row per assignment, its last cell "average / max" filled in by a script

@@ -5,7 +5,7 @@
   tests/graded_batches.py).
 - One batch of bad submissions of assignment 01 through `python -m autograde.grade` (the command `make grade`
   runs, two workers), compared row by row with the outcomes listed in INSTRUCTORS.md.
-- Five of those submissions graded again sequentially, and on a two-worker Dask cluster from folders in reversed
+- Three of those submissions graded again sequentially, and on a two-worker Dask cluster from folders in reversed
   order, give the same CSV rows as in the two-worker batch."""
 
 from __future__ import annotations
@@ -173,7 +173,8 @@ def test_nothing_escapes_the_sandbox(bad_batch):
 # The same results whatever the order, the worker count or the engine
 
 
-ENGINE_CASES = ["correct", "endless get_angles", "test cell duplicated", "numpy monkeypatched", "not JSON"]
+# One that passes, one that times out in a check, one whose kernel state is tampered with.
+ENGINE_CASES = ["correct", "endless get_angles", "numpy monkeypatched"]
 
 
 def csv_rows(out: Path, name: str, students: set[str] | None = None) -> list[list[str]]:
@@ -200,7 +201,7 @@ def test_same_csv_sequential_parallel_and_dask(bad_batch, tmp_path):
     limits = Limits(**BAD_LIMITS)
     sequential = grade_batch(STEM, small, tmp_path / "one", workers=1, seed=SEED, limits=limits,
                              feedback=False, log=lambda line: None)
-    assert len(sequential) == 5
+    assert len(sequential) == len(ENGINE_CASES)
     assert grades(bad_batch.out, students) == grades(tmp_path / "one"), "2 workers changed the results"
     # A reversed folder order (students finishing in another order) changes nothing either.
     reordered = tmp_path / "reordered"
