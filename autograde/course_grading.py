@@ -17,6 +17,7 @@ flagged submission is flagged in the gradebook (the formgrader shows the flag).
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 import subprocess
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Unicode
+from traitlets import Float, Unicode
 
 from autograde.judge import Limits, StudentResult, empty_result, with_results
 
@@ -38,7 +39,7 @@ class CourseGrading(NbGraderPreprocessor):
 
     results = Unicode("", help="A JSON file {student: result} of a batch `make grade` has graded; empty: grade "
                                "each submission now").tag(config=True)
-    timeout = Unicode("1800", help="Seconds one submission may take when graded now").tag(config=True)
+    timeout = Float(1800.0, help="Seconds one submission may take when graded now").tag(config=True)
 
     def preprocess(self, nb, resources):
         student = resources["nbgrader"]["student"]
@@ -52,7 +53,7 @@ class CourseGrading(NbGraderPreprocessor):
 
     def _result(self, stem: str, student: str) -> tuple[StudentResult, str]:
         if self.results:
-            batch = json.loads(Path(self.results).read_text())
+            batch = read_results(self.results, Path(self.results).stat().st_mtime_ns)
             if student in batch:
                 return StudentResult.from_dict(batch[student]), batch.get("_how", "make grade")
         from nbgrader.coursedir import CourseDirectory
@@ -61,7 +62,7 @@ class CourseGrading(NbGraderPreprocessor):
         folder = Path(coursedir.format_path(coursedir.submitted_directory, student, stem))
         seed = secrets.randbits(32)
         self.log.info("Grading %s of %s with the course's grader (seed %d)", stem, student, seed)
-        return grade_elsewhere(stem, student, folder, seed, timeout=float(self.timeout)), \
+        return grade_elsewhere(stem, student, folder, seed, timeout=self.timeout), \
             f"nbgrader autograde (seed {seed})"
 
     def _flag(self, resources, result: StudentResult) -> None:
@@ -72,6 +73,12 @@ class CourseGrading(NbGraderPreprocessor):
             notebook = gradebook.find_submission_notebook(info["notebook"], info["assignment"], info["student"])
             notebook.flagged = "flagged:" in result.status
             gradebook.db.commit()
+
+
+@functools.lru_cache(maxsize=1)
+def read_results(path: str, mtime: int) -> dict:
+    """A batch's results, read once for all its students (the file's time tells a new batch from the last)."""
+    return json.loads(Path(path).read_text())
 
 
 def status_cell(result: StudentResult, how: str):

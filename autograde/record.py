@@ -122,7 +122,8 @@ def autograde(root: Path, config, stem: str, results: list[StudentResult]) -> li
             shutil.copytree(submitted, folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.ipynb"))
         folder.mkdir(parents=True, exist_ok=True)
         nbformat.write(graded_notebook(stem, result), folder / f"{stem}.ipynb")
-    batch = {result.student: result.to_dict() for result in results}
+    # Verdicts and status only: the graded notebooks are the staged files themselves.
+    batch = {result.student: {**result.to_dict(), "notebook": ""} for result in results}
     (staging / "results.json").write_text(json.dumps({**batch, "_how": "make grade"}))
     config.CourseDirectory.submitted_directory = STAGING
     config.CourseGrading.results = str(staging / "results.json")
