@@ -9,8 +9,8 @@ by `make grade`'s command into a throw-away course root that holds every assignm
   full marks;
 - `make export` reads those scores back;
 - re-grading replaces the automatic scores and keeps an instructor's manual score, extra credit and comment;
-- in a browser, `make formgrader` lists every assignment with its points and shows the graded submission's
-  per-cell scores (screenshots/formgrader_grades.png).
+- in a browser, `make formgrader` lists every assignment with its points, its Autograde button grades with the
+  course's grader, and it shows the graded submission's per-cell scores (screenshots/formgrader_grades.png).
 """
 
 from __future__ import annotations
@@ -213,6 +213,16 @@ def test_formgrader_lists_every_assignment_and_shows_a_submissions_cell_scores(c
             expected = {stem: f"{shown_average if stem == STEM else 0} / {total}" for stem, total in points.items()}
             assert shown == expected, f"Manual Grading shows {shown}, expected {expected}"
             assert not refused, f"the formgrader asked for things off the server (refused): {refused}"
+
+            # The Autograde button of Manage Submissions grades "rebinds" again: with the course's grader.
+            page.goto(f"{server.url}/formgrader/manage_submissions/{STEM}")
+            page.wait_for_selector("td.autograde a", timeout=60 * SECONDS)
+            row = page.locator("table tbody tr").filter(has=page.get_by_text("rebinds", exact=True))
+            with page.expect_response(lambda r: r.url.endswith("/rebinds/autograde"), timeout=600 * SECONDS) as answer:
+                row.locator("td.autograde a").click()
+            assert answer.value.ok and '"success": true' in answer.value.text(), answer.value.text()[-2000:]
+            note = nbformat.read(course.root / "autograded" / "rebinds" / STEM / f"{STEM}.ipynb", as_version=4).cells[0]
+            assert "(nbgrader autograde (seed" in note.source and "3 / 5 points" in note.source, note.source
 
             page.goto(f"{server.url}/formgrader/submissions/{notebook_id}/")  # one student's notebook
             page.wait_for_selector("input.score", timeout=60 * SECONDS)
