@@ -93,7 +93,6 @@ def status_cell(result: StudentResult, how: str):
 
 def grade_elsewhere(stem: str, student: str, folder: Path, seed: int, *, timeout: float) -> StudentResult:
     """`grade.grade_files` on `folder` in a fresh Python process; a failure becomes a zero naming it."""
-    from autograde.grade import read_submission
     from autograde.sandbox import sandbox_check
 
     problem = sandbox_check()
@@ -101,8 +100,7 @@ def grade_elsewhere(stem: str, student: str, folder: Path, seed: int, *, timeout
         raise RuntimeError(f"cannot grade {student}: {problem}")
     with tempfile.TemporaryDirectory(prefix="course-grading-") as tmp:
         task = Path(tmp) / "task.json"
-        files = {name: data.decode("latin-1") for name, data in read_submission(folder).items()}
-        task.write_text(json.dumps({"stem": stem, "student": student, "files": files, "seed": seed,
+        task.write_text(json.dumps({"stem": stem, "student": student, "folder": str(folder), "seed": seed,
                                     "limits": vars(Limits())}))
         try:
             ran = subprocess.run([sys.executable, "-m", "autograde.course_grading", str(task)], capture_output=True,
@@ -117,10 +115,10 @@ def grade_elsewhere(stem: str, student: str, folder: Path, seed: int, *, timeout
 
 
 def _grade_task(task: Path) -> None:
-    from autograde.grade import grade_files
+    from autograde.grade import grade_files, read_submission
 
     data = json.loads(task.read_text())
-    files = {name: text.encode("latin-1") for name, text in data["files"].items()}
+    files = read_submission(Path(data["folder"]))
     result = grade_files(data["stem"], data["student"], files, data["seed"], data["limits"])
     (task.parent / "result.json").write_text(json.dumps(result))
 

@@ -12,11 +12,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 import notebook_time  # noqa: E402
 
+from autograde.course import list_assignments  # noqa: E402
+
 
 def test_every_notebook_has_recorded_figures():
     figures = json.loads(notebook_time.FIGURES.read_text())
-    stems = sorted(p.name for p in (REPO / "solutions").iterdir() if (p / f"{p.name}.ipynb").is_file())
-    missing = [stem for stem in stems if stem not in figures]
+    missing = [stem for stem in list_assignments() if stem not in figures]
     assert not missing, (f"no recorded figures for {missing}: run .venv/bin/python bench/notebook_time.py "
                          f"{' '.join(missing)} --record on a quiet machine")
 
@@ -46,8 +47,7 @@ def test_the_instructors_timing_table_is_the_recorded_grading_figures():
     import grading
 
     figures = json.loads(grading.FIGURES.read_text())
-    stems = sorted(p.name for p in (REPO / "solutions").iterdir() if (p / f"{p.name}.ipynb").is_file())
-    missing = [stem for stem in stems if stem not in figures]
+    missing = [stem for stem in list_assignments() if stem not in figures]
     assert not missing, (f"no grading figures for {missing}: run .venv/bin/python bench/grading.py --submissions 8 "
                          f"--assignments {' '.join(missing)} --record on a quiet machine")
     text = grading.INSTRUCTORS.read_text()
