@@ -185,11 +185,14 @@ def train_top_layers(model, first: int) -> list[str]:
     """Freeze the embeddings and the encoder layers below `first` of every BertBackbone in `model`, so that
     only layers `first`, `first + 1`, ... and the head train (0 freezes nothing). Frozen layers
     need no gradient, no optimizer state and, below the lowest trained layer, no activations kept for the
-    backward pass: a step costs less time and memory. Returns the names of the layers frozen."""
+    backward pass: a step costs less time and memory. The backbones are found among the model's layers, nested
+    models and a subclassed model's attributes included. Returns the names of the layers frozen."""
+    backbones = [layer for layer in [model, *layers_below(model)] if type(layer).__name__ == "BertBackbone"]
+    if not backbones:  # freezing nothing without a word would train every layer, slowly
+        raise ValueError(f"found no keras_hub BertBackbone in the {type(model).__name__} to freeze layers of: build "
+                         "the model on the backbone (a subclassed model keeps it as an attribute)")
     frozen = []
-    for layer in [model, *layers_below(model)]:
-        if type(layer).__name__ != "BertBackbone":
-            continue
+    for layer in backbones:
         count = layer.num_layers
         if not 0 <= first <= count:
             raise ValueError(f"first must be between 0 and the encoder's {count} layers, got {first}")

@@ -89,23 +89,33 @@ def test_span_loss_is_the_mean_of_two_cross_entropies():
     assert float(span_loss(positions, logits)) == pytest.approx(expected, rel=1e-5)
 
 
-@pytest.fixture(scope="module")
-def tiny_reader(tokenizer):
-    """A tiny BERT fine-tuned to answer with the token after "is": learnable in a few dozen steps."""
-    keras.utils.set_random_seed(0)
-    backbone = tiny_backbone({"vocabulary_size": tokenizer.get_vocab_size(), "num_layers": 1, "num_heads": 2,
-                              "hidden_dim": 32, "intermediate_dim": 64, "max_sequence_length": 64,
-                              "num_segments": 2})
-    model = build_qa_model(backbone)
-    rng = np.random.default_rng(0)
+def reader_backbone(tokenizer, num_layers: int) -> dict:
+    """The sizes of a tiny BERT (course_lib.heads.tiny_backbone) that reads the real tokenizer's ids."""
+    return {"vocabulary_size": tokenizer.get_vocab_size(), "num_layers": num_layers, "num_heads": 2,
+            "hidden_dim": 32, "intermediate_dim": 64, "max_sequence_length": 64, "num_segments": 2}
+
+
+def colour_examples(count: int, seed: int = 0) -> list:
+    """Questions whose answer is the token after "is": "what colour is the kite?" in "... the kite is red today"."""
+    rng = np.random.default_rng(seed)
     colours = ["red", "blue", "green", "yellow", "black", "white", "grey", "pink"]
     things = ["kite", "cup", "lamp", "door", "car", "boat"]
     examples = []
-    for i in range(96):
+    for i in range(count):
         thing, colour = rng.choice(things), rng.choice(colours)
         filler = " ".join(rng.choice(["we", "saw", "it", "there", "then", "and"], size=rng.integers(0, 6)))
         context = f"{filler} the {thing} is {colour} today".strip()
         examples.append(example(f"what colour is the {thing}?", context, colour, id=str(i)))
+    return examples
+
+
+@pytest.fixture(scope="module")
+def tiny_reader(tokenizer):
+    """A tiny BERT fine-tuned to answer with the token after "is": learnable in a few dozen steps."""
+    keras.utils.set_random_seed(0)
+    backbone = tiny_backbone(reader_backbone(tokenizer, num_layers=1))
+    model = build_qa_model(backbone)
+    examples = colour_examples(96)
     windows = encode_examples(tokenizer, examples, make_windows, max_length=32, stride=8)
     history = fine_tune_spans(model, windows.arrays, epochs=6, batch_size=16, peak_learning_rate=3e-3,
                               warmup_fraction=0.1, weight_decay=0.0, verbose=0)
@@ -182,3 +192,132 @@ def test_highlight_escapes_the_text():
     context = "<b>Ada</b> & co"
     page = highlight(context, Prediction("Ada", 3, 6, 2.5, []), question="Who <wrote>?", gold="Ada")
     assert "<mark" in page and "&lt;b&gt;" in page and "&amp; co" in page and "&lt;wrote&gt;" in page
+
+
+# ------------------------------------------------------------------------------------------------
+# Every kind of model Exercise 7.3 allows, through fine-tuning, prediction, the reader and saving for 08
+
+
+class SubclassedSpanModel(keras.Model):
+    """A subclassed keras.Model: no `inputs` or `outputs`, returns a tuple, its backbone an attribute."""
+
+    def __init__(self, backbone, dropout=0.1):
+        super().__init__()
+        self.encoder = backbone
+        self.drop = keras.layers.Dropout(dropout)
+        self.span = keras.layers.Dense(2)
+
+    def call(self, inputs, training=None):
+        logits = self.span(self.drop(self.encoder(inputs)["sequence_output"], training=training))
+        return logits[..., 0], logits[..., 1]
+
+
+def two_dense1_model(backbone, dropout=0.1):
+    """A functional model with one Dense(1) per end, the end head made first, each squeezed to (batch, seq)."""
+    hidden = keras.layers.Dropout(dropout)(backbone(backbone.input)["sequence_output"])
+    end_head, start_head = keras.layers.Dense(1), keras.layers.Dense(1)
+    return keras.Model(backbone.input, [keras.ops.squeeze(start_head(hidden), axis=-1),
+                                        keras.ops.squeeze(end_head(hidden), axis=-1)])
+
+
+MODEL_KINDS = {"functional": build_qa_model, "subclassed": SubclassedSpanModel, "two_dense1": two_dense1_model}
+
+
+def values_of(weights) -> list[np.ndarray]:
+    return [np.array(keras.ops.convert_to_numpy(weight)) for weight in weights]
+
+
+def moved(before, after) -> bool:
+    return any(not np.allclose(b, a, atol=1e-7) for b, a in zip(before, after, strict=True))
+
+
+@pytest.mark.parametrize("kind", MODEL_KINDS)
+def test_every_allowed_model_kind_fine_tunes_predicts_answers_and_saves(kind, tokenizer, tmp_path):
+    from course_lib.heads import train_top_layers
+    from course_lib.qa.saving import load_head, save_qa_model
+    from course_lib.qa_pytorch.backends import tensorflow_logits
+
+    keras.utils.set_random_seed(1)
+    backbone = tiny_backbone(reader_backbone(tokenizer, num_layers=2))
+    model = MODEL_KINDS[kind](backbone)
+    windows = encode_examples(tokenizer, colour_examples(12, seed=1), make_windows, max_length=32, stride=8)
+    inputs = {name: windows.arrays[name] for name in ("token_ids", "segment_ids", "padding_mask")}
+    model(inputs, training=False)  # builds a subclassed model's weights
+
+    # train_top_layers finds the backbone inside every kind of model
+    assert train_top_layers(model, 1)[-1] == "transformer_layer_0"
+    inside = {id(weight) for weight in backbone.weights}
+    head = [weight for weight in model.trainable_weights if id(weight) not in inside]
+    frozen = backbone.get_layer("transformer_layer_0").weights
+    trained = backbone.get_layer("transformer_layer_1").weights
+    assert head and not {id(w) for w in frozen} & {id(w) for w in model.trainable_weights}
+    before = [values_of(weights) for weights in (head, trained, frozen)]
+
+    history = fine_tune_spans(model, windows.arrays, epochs=2, batch_size=8, peak_learning_rate=1e-2,
+                              warmup_fraction=0.0, weight_decay=0.0, verbose=0)
+    losses = history.steps["loss"]
+    assert len(losses) == 2 * -(-len(windows) // 8) and np.all(np.isfinite(losses)) and len(set(losses)) > 1
+    # fine-tuning the stacked model trained the learner's own layers, and only those left trainable
+    assert moved(before[0], values_of(head)), "the head did not train"
+    assert moved(before[1], values_of(trained)), "the trained encoder layer did not train"
+    assert not moved(before[2], values_of(frozen)), "a frozen encoder layer changed"
+
+    direct_start, direct_end = (np.asarray(output) for output in model(inputs, training=False))
+    start, end = predict_logits(model, windows.arrays, batch_size=5)
+    real = windows.arrays["padding_mask"] == 1
+    np.testing.assert_allclose(start[real], direct_start[real], atol=1e-4)
+    np.testing.assert_allclose(end[real], direct_end[real], atol=1e-4)
+
+    context = "and then the boat is green today"
+    answer = Reader(model, tokenizer, make_windows, best_span, max_length=32, stride=8).answer(
+        "what colour is the boat?", context)
+    assert answer.text and context[answer.start:answer.end] == answer.text
+
+    folder = save_qa_model(model, tmp_path / "qa_model")
+    kernel, bias = load_head(folder)
+    assert kernel.shape == (32, 2) and bias.shape == (2,)
+    reloaded = tensorflow_logits(arrays=inputs, folder=str(folder))  # what assignment 08 computes on TensorFlow
+    np.testing.assert_allclose(reloaded["start_logits"], direct_start, atol=1e-4)
+    np.testing.assert_allclose(reloaded["end_logits"], direct_end, atol=1e-4)
+
+
+class ThreeOutputs(keras.Model):
+    def __init__(self, backbone):
+        super().__init__()
+        self.encoder, self.span = backbone, keras.layers.Dense(3)
+
+    def call(self, inputs):
+        logits = self.span(self.encoder(inputs)["sequence_output"])
+        return [logits[..., 0], logits[..., 1], logits[..., 2]]
+
+
+def one_tensor(backbone):
+    return keras.Model(backbone.input, keras.layers.Dense(2)(backbone(backbone.input)["sequence_output"]))
+
+
+def a_dict(backbone):
+    logits = keras.layers.Dense(2)(backbone(backbone.input)["sequence_output"])
+    return keras.Model(backbone.input, {"start": logits[..., 0], "end": logits[..., 1]})
+
+
+@pytest.mark.parametrize("build, named", [(one_tensor, r"one tensor of shape \(None, None, 2\)"),
+                                          (a_dict, r"a dict with keys \['end', 'start'\]"),
+                                          (ThreeOutputs, "a list of 3 outputs")])
+def test_a_model_without_two_outputs_is_named_before_training(build, named, tmp_path):
+    from course_lib.heads import TINY_BACKBONE
+    from course_lib.qa.saving import SavedModelError, save_qa_model
+    from course_lib.qa.training import stacked
+
+    model = build(tiny_backbone(TINY_BACKBONE))
+    with pytest.raises(ValueError, match=r"should return two outputs, \[start_logits, end_logits\].*" + named):
+        stacked(model)
+    with pytest.raises(SavedModelError, match="should return two outputs"):
+        save_qa_model(model, tmp_path / "qa_model")
+
+
+def test_train_top_layers_refuses_a_model_without_a_backbone():
+    from course_lib.heads import train_top_layers
+
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    with pytest.raises(ValueError, match="no keras_hub BertBackbone"):
+        train_top_layers(model, 1)

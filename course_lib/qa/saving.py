@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from course_lib.heads import layers_below
+from course_lib.heads import head_candidates, layers_below
 
 CONFIG_FILE = "backbone.json"
 WEIGHTS_FILE = "backbone.weights.h5"
@@ -65,10 +65,10 @@ def _head_of(model, backbone) -> tuple[np.ndarray, np.ndarray]:
     """(kernel (hidden, 2), bias (2,)) that turn the backbone's sequence output into the model's [start, end]."""
     import keras
 
-    inside = {id(layer) for layer in [backbone, *layers_below(backbone)]}
+    from course_lib.qa.training import start_and_end
+
     hidden = int(backbone.hidden_dim)
-    candidates = [layer for layer in layers_below(model) if id(layer) not in inside
-                  and getattr(layer, "kernel", None) is not None and tuple(layer.kernel.shape)[:1] == (hidden,)]
+    candidates = [layer for layer in head_candidates(model, backbone) if tuple(layer.kernel.shape)[0] == hidden]
     columns = []
     for layer in candidates:
         kernel = _numbers(layer.kernel)
@@ -76,9 +76,10 @@ def _head_of(model, backbone) -> tuple[np.ndarray, np.ndarray]:
         columns += [(kernel[:, j], bias[j]) for j in range(kernel.shape[1])]
     probe = _probe(backbone)
     sequence = _numbers(backbone(probe, training=False)["sequence_output"])
-    outputs = model(probe, training=False)
-    if not isinstance(outputs, (list, tuple)) or len(outputs) != 2:
-        raise SavedModelError("the model should return [start_logits, end_logits]")
+    try:
+        outputs = start_and_end(model(probe, training=False))
+    except ValueError as error:
+        raise SavedModelError(str(error)) from error
     chosen = []
     for output in outputs:
         target = _numbers(output)

@@ -21,12 +21,38 @@ from course_lib.finetuning import batch_plan, fine_tune, lengths_of
 from course_lib.heads import INPUT_NAMES
 
 
+def describe_outputs(outputs) -> str:
+    """What a model returned, in words, for an error message: "a dict with keys [...]", "one tensor of shape ..."."""
+    if isinstance(outputs, Mapping):
+        return f"a dict with keys {sorted(str(key) for key in outputs)}"
+    if isinstance(outputs, (list, tuple)):
+        parts = ", ".join(describe_outputs(output) for output in outputs)
+        return f"a {type(outputs).__name__} of {len(outputs)} output{'s' * (len(outputs) != 1)}" + (
+            f" ({parts})" if parts else "")
+    shape = getattr(outputs, "shape", None)
+    if shape is not None:
+        return f"one tensor of shape {tuple(None if d is None else int(d) for d in shape)}"
+    return f"a {type(outputs).__name__}"
+
+
+def start_and_end(outputs, what: str = "the QA model"):
+    """The (start_logits, end_logits) that a QA model returned, each (batch, seq); a ValueError that names what it
+    returned instead."""
+    if (isinstance(outputs, (list, tuple)) and len(outputs) == 2
+            and all(len(getattr(output, "shape", ())) == 2 for output in outputs)):
+        return outputs[0], outputs[1]
+    raise ValueError(f"{what} should return two outputs, [start_logits, end_logits], each of shape (batch, seq); it "
+                     f"returned {describe_outputs(outputs)}")
+
+
 def stacked(model) -> keras.Model:
-    """The learner's [start, end] model as one output (batch, seq, 2), sharing its layers and weights."""
-    outputs = model.outputs
-    if len(outputs) != 2:
-        raise ValueError(f"the QA model should have two outputs, start and end logits; it has {len(outputs)}")
-    return keras.Model(model.inputs, keras.ops.stack(outputs, axis=-1), name="span_model")
+    """The learner's [start, end] model as one output (batch, seq, 2), sharing its layers and weights.
+
+    The model is called on new inputs rather than read through `model.inputs` and `model.outputs`: a subclassed
+    keras.Model has neither, and calling works for every kind of model the exercise allows."""
+    inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}
+    start, end = start_and_end(model(inputs))
+    return keras.Model(inputs, keras.ops.stack([start, end], axis=-1), name="span_model")
 
 
 def span_loss(positions, logits):
@@ -61,5 +87,6 @@ def predict_logits(model, arrays: Mapping, batch_size: int = 32, *, bucket: int 
     end = np.full((n, max_length), -np.inf, np.float32)
     for rows, width in batch_plan(lengths_of(arrays), batch_size, bucket=bucket, max_length=max_length):
         outputs = model.predict_on_batch({name: values[rows, :width] for name, values in inputs.items()})
+        outputs = start_and_end(outputs)
         start[rows, :width], end[rows, :width] = (np.asarray(output, np.float32) for output in outputs)
     return start, end
