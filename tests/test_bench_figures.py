@@ -54,3 +54,27 @@ def test_the_instructors_timing_table_is_the_recorded_grading_figures():
     assert grading.instructors_with_figures(text, figures) == text, (
         "INSTRUCTORS.md's timing table differs from bench/grading_figures.json: run .venv/bin/python "
         "bench/grading.py --instructors")
+
+
+def test_the_notebooks_figure_blocks_are_the_recorded_figures():
+    """Sentences and tables of figures in the notebooks and the README are rendered from what the benches recorded."""
+    import notebook_blocks
+
+    figures = notebook_blocks.recorded_figures()
+    stale = [str(path.relative_to(REPO)) for path in notebook_blocks.targets()
+             if notebook_blocks.rewritten(path, figures) != path.read_text()]
+    assert not stale, (f"figures in {stale} differ from the recorded ones: run .venv/bin/python "
+                       "bench/notebook_blocks.py, then make release")
+
+
+def test_a_block_is_rendered_between_its_markers_and_an_unknown_one_is_named():
+    import notebook_blocks
+
+    text = "before\n<!-- figures: reader-budgets -->\nold\n<!-- end figures -->\nafter"
+    rendered = notebook_blocks.rewrite(text, {"reader": {}, "notebooks": {}})
+    assert rendered.startswith("before\n<!-- figures: reader-budgets -->\n| reader |")
+    assert rendered.endswith("| 85.7 |\n<!-- end figures -->\nafter")
+    with pytest.raises(notebook_blocks.BlockError, match="'nothing', which has no renderer"):
+        notebook_blocks.rewrite("<!-- figures: nothing -->\n\n<!-- end figures -->", {})
+    with pytest.raises(notebook_blocks.BlockError, match="never recorded"):
+        notebook_blocks.rewrite("<!-- figures: qa-notebook-time -->\n\n<!-- end figures -->", {"notebooks": {}})

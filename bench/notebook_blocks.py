@@ -1,0 +1,225 @@
+"""Sentences and tables of figures in the notebooks and the README, written from what the benches recorded.
+
+    .venv/bin/python bench/notebook_blocks.py           # rewrite every block in solutions/*/*.ipynb and README.md
+    .venv/bin/python bench/notebook_blocks.py --check   # exit 1, naming each block that differs (a test runs it)
+
+A block is Markdown between two HTML comments, which JupyterLab and GitHub do not show:
+
+    <!-- figures: reader-budgets -->
+    ...generated text...
+    <!-- end figures -->
+
+Its name picks a renderer in RENDERERS, which writes it from the recorded figures: bench/notebook_figures.json
+(bench/notebook_time.py --record: a notebook's time, memory and what it recorded with env.record_results) and
+course_lib/qa/data/reader_figures.json (bench/squad_recipe.py --record). Run `make release` after a rewrite, so
+that notebooks/ follows solutions/.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+NOTEBOOK_FIGURES = REPO / "bench" / "notebook_figures.json"
+BLOCK = re.compile(r"(<!-- figures: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(\n<!-- end figures -->)", re.S)
+
+
+class BlockError(ValueError):
+    """A block whose name has no renderer, or whose figures were never recorded."""
+
+
+def recorded_figures() -> dict:
+    from course_lib.qa.budgets import read_figures
+
+    notebooks = json.loads(NOTEBOOK_FIGURES.read_text()) if NOTEBOOK_FIGURES.is_file() else {}
+    return {"notebooks": notebooks, "reader": read_figures()}
+
+
+def _reader_budgets(figures: dict) -> str:
+    from course_lib.qa.budgets import figures_markdown
+
+    return figures_markdown(figures["reader"])
+
+
+def _duration(seconds: float) -> str:
+    from course_lib.qa.budgets import minutes
+
+    return minutes(seconds)
+
+
+def _qa_notebook_time(figures: dict) -> str:
+    run = figures["notebooks"]["07_qa"]
+    wall, tuning = _duration(run["wall_seconds"]), _duration(run["recorded"]["fine_tuning_seconds"])
+    return (f"**Time.** In full mode, with the default budget, the notebook takes about {wall} on a two-core laptop "
+            f"CPU and at most {run['peak_memory_mib'] / 1024:.1f} GiB of memory, most of it the fine-tuning of "
+            f"section 7.4 ({tuning}); in fast mode under two minutes. Nothing in it needs a network.")
+
+
+def _reader_budgets_comment(figures: dict) -> str:
+    from course_lib.qa.budgets import PUBLISHED
+
+    reader = figures["reader"]
+    default, longer = reader["default"], reader["longer"]
+    best_em = min(em for _, _, em, _ in PUBLISHED)
+    return (f"The default reader finds exactly the right words for {default['test']['em']:.0f} questions in 100 "
+            f"(F1 {default['test']['f1']:.1f}), after {_duration(default['fine_tuning_seconds'])} on "
+            f"{default['questions']:,} questions; the longer budget, {_duration(longer['fine_tuning_seconds'])} on "
+            f"{longer['questions']:,} questions with every layer trained, {longer['test']['em']:.0f} "
+            f"(F1 {longer['test']['f1']:.1f}). Published readers reach {best_em:.0f} and more, but with a bigger "
+            "budget on every count: encoders that are deeper or wider, whose last training was language modelling "
+            "(all-MiniLM-L6-v2's was sentence similarity, which scores whole sentences rather than positions in them), "
+            "and "
+            "fine-tuned on every training question for two or three passes on accelerators. Minutes on two CPU "
+            "cores buy a reader that gets most factual questions right and fails on the rest in ways worth reading.")
+
+
+def _qa_pytorch(figures: dict) -> dict:
+    """What notebook 08 recorded (env.record_results) when bench/notebook_time.py last ran it with --record."""
+    return figures["notebooks"]["08_qa_pytorch"]["recorded"]
+
+
+def _power_of_ten(value: float) -> str:
+    """A small positive number in LaTeX, as 9.9 times 10 to the -5."""
+    mantissa, exponent = f"{value:.1e}".split("e")
+    return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
+
+
+def _qa_pytorch_time(figures: dict) -> str:
+    run = figures["notebooks"]["08_qa_pytorch"]
+    wall, tuning = _duration(run["wall_seconds"]), _duration(run["recorded"]["fine_tune_seconds"])
+    return (f"**Time.** In full mode the notebook takes about {wall} on a two-core laptop CPU and at most "
+            f"{run['peak_memory_mib'] / 1024:.1f} GiB of memory, {tuning} of it the fine-tuning of section 8.6. "
+            "Nothing in it needs a network.")
+
+
+def _qa_pytorch_run(figures: dict) -> str:
+    import math
+
+    recorded = _qa_pytorch(figures)
+    seconds, windows, epochs = recorded["fine_tune_seconds"], recorded["train_windows"], recorded["epochs"]
+    scores, width = recorded["scores"], recorded["test_width"]
+    em, questions = scores["exact_match"], scores["questions"]
+    # EM is a share of questions answered exactly: its standard error on n questions is sqrt(p (1 - p) / n).
+    error = 100 * math.sqrt(em / 100 * (1 - em / 100) / questions)
+    passes = "one pass" if epochs == 1 else f"{epochs} passes"
+    return (f"In full mode, on two CPU cores, {passes} over {windows:,} windows of {recorded['train_questions']:,} "
+            f"training questions took {_duration(seconds)} ({epochs * windows / seconds:.1f} windows per second). "
+            f"After it the loss on the test windows was {recorded['test_loss']:.2f}; a model that knows nothing, "
+            f"with equal logits at the {width} positions of a test batch, scores $\\log {width} \\approx "
+            f"{math.log(width):.2f}$. The answers scored EM {em:.1f} and F1 {scores['f1']:.1f} on {questions:,} "
+            f"questions of SQuAD dev (on so few questions EM's standard error is about {error:.1f} points: another "
+            "sample of as many could score a few points higher or lower).")
+
+
+def _qa_pytorch_vs_budget(figures: dict) -> str:
+    recorded, budget = _qa_pytorch(figures), figures["reader"]["default"]
+    test, ours = budget["test"], recorded["train_questions"]
+    ratio = budget["questions"] / ours
+    text = (f"Assignment 7's default budget trains the same recipe with Keras's `fit` on {budget['questions']:,} "
+            f"questions in {_duration(budget['fine_tuning_seconds'])}, and scores EM {test['em']:.1f} and F1 "
+            f"{test['f1']:.1f} on {test['questions']:,} questions of SQuAD dev.")
+    if ratio >= 1.1 and test["f1"] > recorded["scores"]["f1"]:
+        text += (f" With the same recipe, and frameworks that compute the same thing (section 8.7), its "
+                 f"{ratio:.1f} times as many training questions make the better reader.")
+    return text
+
+
+def _qa_pytorch_agreement(figures: dict) -> str:
+    recorded = _qa_pytorch(figures)
+    difference, scale = recorded["max_logit_difference"], recorded["logit_scale"]
+    return (f"In full mode, over the {recorded['compared_windows']} windows compared, the largest difference was "
+            f"{_power_of_ten(difference)}, on logits as large as {scale:.1f}: {_power_of_ten(difference / scale)} "
+            "of their size.")
+
+
+def _qa_pytorch_throughput(figures: dict) -> str:
+    recorded = _qa_pytorch(figures)
+    rates, timing = recorded["throughput"], recorded["timing"]
+    tensorflow, pytorch = rates["TensorFlow"], rates["PyTorch"]
+    faster, slower = ("TensorFlow", "PyTorch") if tensorflow >= pytorch else ("PyTorch", "TensorFlow")
+    ratio = max(tensorflow, pytorch) / min(tensorflow, pytorch)
+    verdict = ("within 10% of each other" if ratio < 1.1
+               else f"{faster}'s step {ratio:.1f} times as fast as {slower}'s")
+    loop = recorded["epochs"] * recorded["train_windows"] / recorded["fine_tune_seconds"]
+    return (f"In full mode, on two CPU cores, with {timing['threads']} CPU threads in each framework and batches of "
+            f"{timing['batch_size']} windows of {timing['width']} tokens, TensorFlow's step ran at {tensorflow:.1f} "
+            f"examples per second and PyTorch's at {pytorch:.1f}: {verdict}. Section 8.6's loop, the same PyTorch "
+            f"step on batches of every width, averaged {loop:.1f} windows per second.")
+
+
+RENDERERS: dict[str, Callable[[dict], str]] = {
+    "reader-budgets": _reader_budgets,
+    "reader-budgets-comment": _reader_budgets_comment,
+    "qa-notebook-time": _qa_notebook_time,
+    "qa-pytorch-time": _qa_pytorch_time,
+    "qa-pytorch-run": _qa_pytorch_run,
+    "qa-pytorch-vs-budget": _qa_pytorch_vs_budget,
+    "qa-pytorch-agreement": _qa_pytorch_agreement,
+    "qa-pytorch-throughput": _qa_pytorch_throughput,
+}
+
+
+def rewrite(text: str, figures: dict, where: str = "text") -> str:
+    """`text` with every block rendered again from `figures`."""
+
+    def render(match: re.Match) -> str:
+        name = match["name"]
+        if name not in RENDERERS:
+            raise BlockError(f"{where}: a block names {name!r}, which has no renderer in bench/notebook_blocks.py "
+                             f"(known: {', '.join(sorted(RENDERERS))})")
+        try:
+            body = RENDERERS[name](figures)
+        except KeyError as missing:
+            raise BlockError(f"{where}: block {name!r} needs figures that were never recorded ({missing}): run "
+                             "the bench that records them") from None
+        return match.group(1) + body + match.group(4)
+
+    return BLOCK.sub(render, text)
+
+
+def targets() -> list[Path]:
+    return sorted(REPO.glob("solutions/*/*.ipynb")) + [REPO / "README.md"]
+
+
+def rewritten(path: Path, figures: dict) -> str:
+    """The file's new text (a notebook: each Markdown cell's blocks rewritten, the JSON laid out as nbformat does)."""
+    text = path.read_text()
+    if path.suffix != ".ipynb":
+        return rewrite(text, figures, str(path.relative_to(REPO)))
+    import nbformat
+
+    notebook = nbformat.reads(text, as_version=4)
+    changed = False
+    for number, cell in enumerate(notebook.cells):
+        if cell.cell_type == "markdown" and "<!-- figures:" in cell.source:
+            new = rewrite(cell.source, figures, f"{path.relative_to(REPO)}, cell {number}")
+            changed, cell.source = changed or new != cell.source, new
+    # Only a changed notebook is written again (as nbformat lays it out, like make release).
+    return nbformat.writes(notebook) + "\n" if changed else text
+
+
+def main(argv=None) -> int:
+    check = "--check" in (argv if argv is not None else sys.argv[1:])
+    figures = recorded_figures()
+    stale = []
+    for path in targets():
+        new = rewritten(path, figures)
+        if new != path.read_text():
+            stale.append(str(path.relative_to(REPO)))
+            if not check:
+                path.write_text(new)
+    if check and stale:
+        print(f"figures differ from the recorded ones in {', '.join(stale)}: run .venv/bin/python "
+              "bench/notebook_blocks.py, then make release")
+        return 1
+    print(("rewrote " + ", ".join(stale)) if stale and not check else "every block is up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
