@@ -48,8 +48,16 @@ def start_and_end(outputs, what: str = "the QA model"):
 def stacked(model) -> keras.Model:
     """The learner's [start, end] model as one output (batch, seq, 2), sharing its layers and weights.
 
-    The model is called on new inputs rather than read through `model.inputs` and `model.outputs`: a subclassed
-    keras.Model has neither, and calling works for every kind of model the exercise allows."""
+    A functional model's inputs and outputs are used as they are; a subclassed keras.Model has neither, so it is
+    called on new inputs, which works for every kind of model the exercise allows."""
+    try:  # a functional model's outputs as it declared them (a list, or a dict that start_and_end refuses)
+        declared = model.output if getattr(model, "outputs", None) else None
+    except (AttributeError, ValueError):
+        declared = None
+    if declared is not None:
+        # The functional model's own graph, extended, rather than the model nested as one layer of a new one.
+        start, end = start_and_end(declared)
+        return keras.Model(model.inputs, keras.ops.stack([start, end], axis=-1), name="span_model")
     inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}
     start, end = start_and_end(model(inputs))
     return keras.Model(inputs, keras.ops.stack([start, end], axis=-1), name="span_model")
