@@ -28,7 +28,7 @@ from recipe_log import log_run, peak_rss_gib  # noqa: E402
 
 def arguments(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--budget", choices=("default", "longer"),
+    parser.add_argument("--budget", choices=("default",),
                         help="start from a budget of course_lib.qa.budgets (the notebook's CONFIG); the options "
                              "below then change it")
     parser.add_argument("--questions", type=int, help="training questions of SQuAD's train split")
@@ -78,7 +78,7 @@ def recipe_of(args) -> dict:
 def main(argv=None) -> int:
     args = arguments(argv)
     if args.record and not args.budget:
-        raise SystemExit("--record keeps the figures of a named budget: add --budget default or --budget longer")
+        raise SystemExit("--record keeps the figures of a named budget: add --budget default")
     from course_lib import env
 
     env.setup(verbose=False)

@@ -77,4 +77,4 @@ def test_a_block_is_rendered_between_its_markers_and_an_unknown_one_is_named():
     with pytest.raises(notebook_blocks.BlockError, match="'nothing', which has no renderer"):
         notebook_blocks.rewrite("<!-- figures: nothing -->\n\n<!-- end figures -->", {})
     with pytest.raises(notebook_blocks.BlockError, match="never recorded"):
-        notebook_blocks.rewrite("<!-- figures: qa-notebook-time -->\n\n<!-- end figures -->", {"notebooks": {}})
+        notebook_blocks.rewrite("<!-- figures: qa-pytorch-time -->\n\n<!-- end figures -->", {"notebooks": {}})

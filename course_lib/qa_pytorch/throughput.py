@@ -2,11 +2,13 @@
 with the same batch size.
 
 A step is the same recipe in both: forward through the pretrained BertBackbone and a Dense/Linear(hidden, 2) head,
-the mean of the start and end cross-entropies, backward, gradients clipped at a global norm of 1.0, an AdamW update.
-Each framework runs in a process of its own, Keras on its backend: `tensorflow_rate` in a child process (Keras's
-`train_on_batch`, compiled as `fit` compiles it), `torch_rate` wherever the module and train_step are (the notebook
-times the learner's own), `torch_rate_child` in a child on a module and a train_step named by their paths (the
-benchmark). The first `warmup` steps are not timed: they build the graph (TensorFlow) and warm the allocators.
+the mean of the start and end cross-entropies, backward, gradients clipped at a global norm of 1.0, an AdamW update
+of the parameters that train: all of them, or the head's and those of the encoder layers from `train_from` up, as
+`train_top_layers` (course_lib.heads) leaves them. Each framework runs in a process of its own, Keras on its backend:
+`tensorflow_rate` in a child process (Keras's `train_on_batch`, compiled as `fit` compiles it), `torch_rate` wherever
+the module and train_step are (the notebook times the learner's own, frozen as its fine-tuning was),
+`torch_rate_child` in a child on a module and a train_step named by their paths (the benchmark). The first `warmup`
+steps are not timed: they build the graph (TensorFlow) and warm the allocators.
 """
 
 from __future__ import annotations
@@ -36,19 +38,24 @@ def _rate(seconds: list[float], batch_size: int) -> dict:
     return {"examples_per_second": batch_size / per_step, "seconds_per_step": per_step, "steps": len(seconds)}
 
 
-def tensorflow_rate(*, arrays: Mapping, batch_size: int, steps: int, warmup: int = 2) -> dict:
+def tensorflow_rate(*, arrays: Mapping, batch_size: int, steps: int, warmup: int = 2,
+                    train_from: int | None = None) -> dict:
     """Fine-tuning steps of the pretrained backbone with a Dense(2) head on TensorFlow (run it in a child process:
-    run_in_backend("tensorflow", "course_lib.qa_pytorch.throughput:tensorflow_rate", ...))."""
+    run_in_backend("tensorflow", "course_lib.qa_pytorch.throughput:tensorflow_rate", ...)); with `train_from`, the
+    embeddings and the encoder layers below it frozen (train_top_layers), as the notebook's fine-tuning has them."""
     from course_lib.env import quiet_tensorflow
 
     quiet_tensorflow()
     import keras
 
+    from course_lib.heads import train_top_layers
     from course_lib.pretrained import load_bert
     from course_lib.qa.training import span_loss
 
     backbone = load_bert().backbone
     freeze_unused_pooler(backbone)  # the head reads the sequence output, not the pooler
+    if train_from is not None:
+        train_top_layers(backbone, train_from)
     logits = keras.layers.Dense(2, name="span_logits")(backbone(backbone.input)["sequence_output"])
     model = keras.Model(backbone.input, logits)
     model.compile(optimizer=keras.optimizers.AdamW(2e-5, weight_decay=0.01, global_clipnorm=1.0), loss=span_loss)
@@ -66,7 +73,8 @@ def tensorflow_rate(*, arrays: Mapping, batch_size: int, steps: int, warmup: int
 
 def torch_rate(model, train_step, arrays: Mapping, *, batch_size: int, steps: int, warmup: int = 2,
                device=None) -> dict:
-    """Calls of train_step(model, batch, AdamW, LambdaLR) on the windows, in this process."""
+    """Calls of train_step(model, batch, AdamW, LambdaLR) on the windows, in this process; AdamW gets the parameters
+    with requires_grad (freeze the model beforehand to time a step with frozen layers)."""
     import torch
 
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=2e-5, weight_decay=0.01)
