@@ -93,7 +93,10 @@ def main(argv=None) -> int:
 
     bert = load_bert()
     started = time.perf_counter()
-    model, report = train_reader(bert, squad_v1.sample("train", recipe["questions"]), recipe, verbose=0)
+    from autograde.reference.qa.model import build_qa_model
+
+    model, report = train_reader(bert, squad_v1.sample("train", recipe["questions"]), recipe,
+                                 make_windows=layers.make_windows, build_qa_model=build_qa_model, verbose=0)
     seconds = time.perf_counter() - started
     report.pop("history")
     reader = Reader(model, bert.tokenizer, layers.make_windows, layers.best_span,

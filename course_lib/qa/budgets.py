@@ -1,5 +1,4 @@
-"""Assignments 07 and 08: how the reader is trained on SQuAD, at the budget a learner chooses, and what each budget
-scores.
+"""Assignments 07 and 08: how the reader is trained on SQuAD, and what each recipe scores.
 
 `BUDGETS` holds the recipes of notebook 07's CONFIG: "default" fits a laptop's few minutes. `FIGURES` keeps what
 bench/squad_recipe.py measured for each (`--budget NAME --test all --record`), which the notebooks and the README
@@ -24,7 +23,7 @@ BUDGETS = {
         "questions": 4000,  # seeded SQuAD training questions (course_lib.qa.squad_v1.sample)
         "max_length": 192,  # tokens per training window, [CLS] and [SEP]s included
         "stride": 64,  # tokens shared by consecutive windows of a long context
-        "read_max_length": 256,  # tokens per window when reading: fewer cuts, and training costs nothing here
+        "read_max_length": 256,  # tokens per window when reading: fewer answers cut, and reading needs no backward pass
         "unanswered": 0.2,  # share of the training windows without the answer that are kept
         "train_from": 2,  # encoder layers from this one up train; the embeddings and the layers below do not
         "epochs": 1,
@@ -54,10 +53,11 @@ PUBLISHED = (
 )
 
 
-def train_reader(bert, examples: Sequence, recipe: dict, *, make_windows: Callable | None = None,
-                 build_qa_model: Callable | None = None, verbose="auto"):
-    """Fine-tune a reader on `examples` with `recipe` (a BUDGETS entry or the notebook's CONFIG); return the model
-    and a report (windows, tokens, seconds of fine-tuning, the History)."""
+def train_reader(bert, examples: Sequence, recipe: dict, *, make_windows: Callable, build_qa_model: Callable,
+                 verbose="auto"):
+    """Fine-tune a reader on `examples` with `recipe` (a BUDGETS entry or the notebook's CONFIG), using the learner's
+    `make_windows` and `build_qa_model` (the bench passes the references); return the model and a report (windows,
+    tokens, seconds of fine-tuning, the History)."""
     import keras
 
     from course_lib.finetuning import lengths_of
@@ -65,12 +65,6 @@ def train_reader(bert, examples: Sequence, recipe: dict, *, make_windows: Callab
     from course_lib.qa.features import encode_examples, thin_unanswered
     from course_lib.qa.training import fine_tune_spans
 
-    if make_windows is None or build_qa_model is None:
-        from autograde.reference.qa.model import build_qa_model as reference_model
-        from course_lib import layers
-
-        make_windows = make_windows or layers.make_windows
-        build_qa_model = build_qa_model or reference_model
     windows = encode_examples(bert.tokenizer, examples, make_windows, max_length=recipe["max_length"],
                               stride=recipe["stride"], verbose=verbose != 0)
     arrays = thin_unanswered(windows.arrays, recipe["unanswered"], seed=0)
