@@ -1,4 +1,4 @@
-"""One line per recipe run, for bench/qa_recipe.py and bench/ner_recipe.py: printed and appended to a JSONL file."""
+"""One line per recipe run, for bench/squad_recipe.py and bench/ner_recipe.py: printed and appended to a JSONL file."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Assignments 07 and 08, data: SQuAD files read and written (malformed records named by file and question id),
-dataset names refused offline, the generated stories, the reading-comprehension set's build and split, the
+dataset names refused offline, the reading-comprehension set's build and split, the
 committed files equal to a fresh build, the set's size, and the data card's tables equal to the counts."""
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ import re
 import statistics
 import sys
 import types
-from collections import Counter
 
 import pytest
 
-from course_lib.qa import corpus, squad, stories
+from course_lib.qa import corpus, squad
 from course_lib.qa.squad import (
     Answer,
     DatasetUnavailableError,
@@ -263,68 +262,6 @@ def test_dataset_rows_are_converted_and_checked(monkeypatch):
         read_squad("squad")
 
 
-# ------------------------------------------------------------------------------------------------ stories
-
-@pytest.fixture(scope="module")
-def story_examples():
-    return stories.generate_stories(300, seed=0)
-
-
-def test_stories_are_deterministic_per_seed(story_examples):
-    assert stories.generate_stories(300, seed=0) == story_examples
-    assert stories.generate_stories(40, seed=0) == [e for e in story_examples if int(e.id.split("-")[2]) < 40]
-    other = stories.generate_stories(300, seed=1)
-    assert {e.context for e in other}.isdisjoint({e.context for e in story_examples})
-    assert stories.generate_stories(0, seed=0) == []
-
-
-def test_story_answers_are_spans_at_their_start(story_examples):
-    ids = [e.id for e in story_examples]
-    assert len(ids) == len(set(ids))
-    per_story = Counter(e.title for e in story_examples)
-    assert len(per_story) == 300 and max(per_story.values()) <= stories.MAX_QUESTIONS
-    for example in story_examples:
-        assert re.fullmatch(r"story-0-(\d+)-(\d+)", example.id) and example.title == example.id.rsplit("-", 1)[0]
-        assert len(example.answers) == 1 and example.question.endswith("?")
-        answer = example.answers[0]
-        assert example.context[answer.start:example.answer_end] == answer.text, example
-        assert 4 <= len(re.findall(r"[.!?](?= |$)", example.context)) <= 12, example.context
-
-
-def test_where_is_answers_the_last_location(story_examples):
-    asked = 0
-    for example in story_examples:
-        match = re.fullmatch(r"Where (?:is (\w+)(?: now| at the end)?|did (\w+) go last)\?", example.question)
-        if not match:
-            continue
-        asked += 1
-        person = match[1] or match[2]
-        assert example.answers[0].text in stories.PLACES, example
-        # no later sentence names both the person and a place: the answer is where they went last
-        later = example.context[example.answer_end:].split(". ")[1:]
-        moved_again = [s for s in later if re.search(rf"\b{person}\b", s) and any(p in s for p in stories.PLACES)]
-        assert not moved_again, (example.question, example.answers[0], example.context)
-        # the place is the last one named in the sentence that holds the answer, and that sentence names the person
-        sentence_start = example.context.rfind(". ", 0, example.answers[0].start) + 1
-        assert re.search(rf"\b{person}\b", example.context[sentence_start:example.answer_end]), example
-    assert asked > 200
-
-
-def test_stories_ask_every_kind_of_question(story_examples):
-    kinds = Counter(corpus.question_kind(e.question) for e in story_examples)
-    for kind in ("who", "what", "when", "where", "which", "how many"):
-        assert kinds[kind] > 10, kinds
-    assert any(e.question.startswith("Where was") for e in story_examples)
-    assert any(e.question.startswith("What is") and "carrying" in e.question for e in story_examples)
-
-
-def test_stories_command_writes_squad(tmp_path, capsys):
-    out = tmp_path / "sub" / "stories.json"
-    assert stories._main(["--count", "12", "--seed", "5", "--out", str(out)]) == 0
-    assert read_squad(out) == stories.generate_stories(12, seed=5)
-    assert "12 stories" in capsys.readouterr().out
-
-
 # ------------------------------------------------------------------------------------------------ corpus build
 
 def block(title, topic, words, questions):
@@ -428,7 +365,7 @@ def test_build_keeps_the_card_prose(tmp_path):
     corpus.build(fixture_sources(tmp_path / "source"), out)
     card = (out / corpus.CARD).read_text(encoding="utf-8")
     assert card.startswith("# Card\n\nProse.\n\n<!-- counts: begin -->\nPer split:") and "old" not in card
-    assert "\nEnd.\n" in card and card.rstrip().endswith("<!-- stories: end -->")
+    assert card.rstrip().endswith("\nEnd.")
 
 
 def test_a_title_or_context_used_twice_is_an_error(tmp_path):
@@ -555,8 +492,6 @@ def test_the_card_tables_equal_the_counts(committed):
     card = (corpus.DATA_DIR / corpus.CARD).read_text(encoding="utf-8")
     assert corpus.card_block(card, "counts") == corpus.counts_markdown(corpus.statistics()), (
         "the data card's counts are stale: run python -m course_lib.qa.corpus build")
-    assert corpus.card_block(card, "stories") == corpus.stories_markdown(), (
-        "the data card's stories table is stale: run python -m course_lib.qa.corpus build")
     numbers = corpus.statistics()
     for topic, counts in numbers["topics"].items():  # the table, read back as numbers
         row = f"| {topic} | " + " | ".join(f"{counts[s][k]:,}" for k in ("paragraphs", "questions")
@@ -569,8 +504,7 @@ def test_the_card_is_finished():
     todo = [line for line in card.splitlines() if "TODO" in line]
     assert not todo, (f"{corpus.DATA_DIR / corpus.CARD} still has a TODO (fold in the writers' notes "
                       f"{corpus.SOURCE_DIR}/NOTES_*.md): {todo[0]}")
-    for phrase in ("CC BY 4.0", "python -m course_lib.qa.stories", "--seed 0", "--seed 1", "python -m "
-                   "course_lib.qa.corpus build"):
+    for phrase in ("CC BY 4.0", "python -m course_lib.qa.corpus build"):
         assert phrase in card, f"the data card does not mention {phrase!r}"
     for notes in sorted(corpus.SOURCE_DIR.glob("NOTES_*.md")):
         assert notes.name in card, f"the data card does not say what {notes.name} says (name it where it does)"

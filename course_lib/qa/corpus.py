@@ -34,8 +34,6 @@ ADDED_DIR, VALIDATION_FRACTION = "added", 0.2
 LONG_FACTOR = 1.5  # a "long" paragraph has at least 1.5 times the words of its source file's median
 CARD = "DATA_CARD.md"
 KINDS = ("who", "what", "when", "where", "which", "why", "how many", "how much", "how long", "how", "other")
-# The stories' table in the card: this many stories of each seed (0 trains, 1 evaluates).
-STORY_COUNT, STORY_SEEDS = 1000, (0, 1)
 _QUESTION_ID = re.compile(r"(?P<topic>.+)-\d{2,}-q\d+")
 _WH = {"who": "who", "whom": "who", "whose": "who", "what": "what", "when": "when", "where": "where",
        "which": "which", "why": "why", "how": "how"}
@@ -249,19 +247,6 @@ def counts_markdown(numbers: dict) -> str:
     return "\n".join(lines)
 
 
-def stories_markdown() -> str:
-    """The card's stories section: questions per kind in STORY_COUNT generated stories of each seed."""
-    from course_lib.qa.stories import generate_stories
-
-    kinds = {seed: Counter(question_kind(e.question) for e in generate_stories(STORY_COUNT, seed=seed))
-             for seed in STORY_SEEDS}
-    header = ["kind", *(f"seed {seed}" for seed in STORY_SEEDS)]
-    rows = [[kind, *(kinds[seed][kind] for seed in STORY_SEEDS)] for kind in KINDS
-            if any(kinds[seed][kind] for seed in STORY_SEEDS)]
-    rows.append(["all", *(sum(kinds[seed].values()) for seed in STORY_SEEDS)])
-    return "\n".join([f"Questions per kind in {STORY_COUNT:,} stories of each seed:", "", *_table(header, rows)])
-
-
 def _markers(name: str) -> tuple[str, str]:
     return f"<!-- {name}: begin -->", f"<!-- {name}: end -->"
 
@@ -291,7 +276,7 @@ def update_card(text: str, blocks: dict[str, str]) -> str:
 # Build and check
 
 def render(source_dir: str | os.PathLike | None = None) -> dict:
-    """The built set in memory: {"files": {name: text}, "blocks": {"counts", "stories"}, "data": {split:
+    """The built set in memory: {"files": {name: text}, "blocks": {"counts"}, "data": {split:
     examples}, "warnings": [...]}. `build` writes it, `check` compares it with the committed files."""
     source_dir = Path(source_dir) if source_dir is not None else SOURCE_DIR
     paragraphs = read_sources(source_dir)
@@ -306,7 +291,7 @@ def render(source_dir: str | os.PathLike | None = None) -> dict:
                 if n < 3]
     files = {f"{split}.json": squad_json(data[split], version="1.1") for split in SPLITS}
     files["splits.json"] = json.dumps(assignment, ensure_ascii=False, indent=1) + "\n"
-    blocks = {"counts": counts_markdown(statistics(data)), "stories": stories_markdown()}
+    blocks = {"counts": counts_markdown(statistics(data))}
     return {"files": files, "blocks": blocks, "data": data, "warnings": warnings}
 
 
