@@ -4,7 +4,8 @@
 
 With no stem, every notebook in solutions/ runs, one after the other. COURSE_FAST is unset (full mode) and
 the kernel runs with the network refused (the tests' guard, tests/offline/sitecustomize.py), so the figures
-are those of a learner's offline run. Peak memory is the kernel's resident set size, sampled every 0.2 s.
+are those of a learner's offline run. Peak memory is the kernel's and its child processes' (the sum of
+their proportional set sizes, so that shared libraries count once), sampled every 0.2 s.
 Prints the wall time, the slowest cells and any error per notebook, then a Markdown table for the README;
 writes the figures and the executed notebooks to bench/results/.
 """
@@ -29,40 +30,68 @@ README = REPO / "README.md"
 
 
 class PeakMemory:
-    """Highest resident set size of this process's children (the kernel), sampled in a thread; `cell_peak`
-    is the highest since the last `start_cell()`, so that each cell's own peak can be read."""
+    """Highest memory of this process's children (the kernel and what it starts), sampled in a thread; `cell_peak`
+    is the highest since the last `start_cell()`, so that each cell's own peak can be read.
+
+    While the kernel runs processes of its own, each process counts its proportional set size (PSS, on Linux): a
+    page shared by n processes counts 1/n in each, so the sum is the memory they occupy together. Summing resident
+    set sizes would count twice the libraries that a kernel and its child both map (TensorFlow's alone are about
+    0.4 GiB: notebook 08 runs TensorFlow in a child beside a kernel that imported it too). A kernel alone counts its
+    resident set size, which its PSS equals within a few MiB. `peak_rss_bytes` keeps the sum of resident set sizes,
+    for comparison."""
 
     def __init__(self, interval: float = 0.2):
-        self.interval, self.peak_bytes, self.cell_peak = interval, 0, 0
+        self.interval, self.peak_bytes, self.cell_peak, self.peak_rss_bytes = interval, 0, 0, 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     @staticmethod
-    def children_rss() -> int:
+    def children_memory() -> tuple[int, int]:
+        """(memory as the peak counts it, sum of RSS) over this process's children, in bytes. The first is the sum
+        of PSS while the kernel has children of its own, else the kernel's RSS: reading PSS walks every mapping of a
+        process (about 40 ms for a kernel holding TensorFlow, its memory map locked meanwhile): too costly five times a
+        second while the kernel trains."""
         import psutil
 
-        total = 0
+        children = []
         for child in psutil.Process().children(recursive=True):
             try:
-                total += child.memory_info().rss
+                children.append((child, child.memory_info().rss))
             except psutil.Error:  # a child that ended between listing and reading
                 pass
-        return total
+        rss = sum(resident for _, resident in children)
+        if len(children) <= 1:
+            return rss, rss
+        pss = 0
+        for child, resident in children:
+            try:
+                pss += child.memory_full_info().pss
+            except (AttributeError, psutil.AccessDenied):  # no PSS outside Linux
+                pss += resident
+            except psutil.Error:
+                pass
+        return pss, rss
+
+    def sample(self) -> int:
+        """The children's memory as the peak counts it (the sum of PSS); also raises the RSS peak."""
+        pss, rss = self.children_memory()
+        self.peak_rss_bytes = max(self.peak_rss_bytes, rss)
+        return pss
 
     def _sample(self) -> None:
         while not self._stop.is_set():
-            total = self.children_rss()
+            total = self.sample()
             self.peak_bytes = max(self.peak_bytes, total)
             self.cell_peak = max(self.cell_peak, total)
             self._stop.wait(self.interval)
 
     def start_cell(self, **_) -> None:
-        self.cell_peak = self.children_rss()  # a cell shorter than the sampling interval still gets a reading
+        self.cell_peak = self.sample()  # a cell shorter than the sampling interval still gets a reading
 
     def hooks(self, peaks: dict[int, int]) -> dict:
         """nbclient hooks that record each code cell's peak (bytes) in `peaks`, by cell index."""
         def executed(cell_index, **_):
-            peaks[cell_index] = max(self.cell_peak, self.children_rss())
+            peaks[cell_index] = max(self.cell_peak, self.sample())
         return {"on_cell_execute": self.start_cell, "on_cell_executed": executed}
 
     def __enter__(self) -> PeakMemory:
@@ -157,7 +186,10 @@ def run_notebook(stem: str, timeout: int) -> dict:
               for index, cell in enumerate(notebook.cells) for output in cell.get("outputs", [])
               if output.get("output_type") == "error"]
     figures = {"notebook": str(path), "mode": "full, offline", "wall_seconds": round(wall, 1),
-               "peak_memory_mib": round(memory.peak_bytes / 2**20), "cells": cells, "errors": errors,
+               "peak_memory_mib": round(memory.peak_bytes / 2**20),
+               "peak_rss_sum_mib": round(memory.peak_rss_bytes / 2**20),
+               "memory_measure": "sum of PSS with children, else RSS",
+               "cells": cells, "errors": errors,
                "load_average_before": list(load_before), "load_average_after": list(os.getloadavg()),
                "cpu_count": os.cpu_count(), "finished_utc": stamp,
                "recorded": json.loads(recorded.read_text()) if recorded.is_file() else {}}
@@ -179,6 +211,8 @@ def record(stem: str, figures: dict) -> None:
     kept[stem] = {"wall_seconds": figures["wall_seconds"], "peak_memory_mib": figures["peak_memory_mib"],
                   "finished_utc": figures["finished_utc"], "load_average_before": figures["load_average_before"][0],
                   "recorded": figures.get("recorded", {})}
+    if "memory_measure" in figures:  # runs before it summed resident set sizes
+        kept[stem].update(memory_measure=figures["memory_measure"], peak_rss_sum_mib=figures["peak_rss_sum_mib"])
     FIGURES.write_text(json.dumps(dict(sorted(kept.items())), indent=1) + "\n")
 
 

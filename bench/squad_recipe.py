@@ -10,7 +10,8 @@ are chosen on those. `--test N|all` also scores N (or all 10,570) questions of d
 readers report: only for recipes already chosen. Each run appends one JSON line to
 bench/results/squad_recipes.jsonl; `--record` (with `--budget`) also keeps the run's figures in
 course_lib/qa/data/reader_figures.json, which the notebooks and the README quote. Run one at a time on a quiet
-machine: the times are the point.
+machine: the times are the point (it waits for one, and reports the share of the cores other processes used while it
+fine-tuned).
 """
 
 from __future__ import annotations
@@ -23,12 +24,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
+from quiet import OthersMeter, wait_for_quiet  # noqa: E402
 from recipe_log import log_run, peak_rss_gib  # noqa: E402
+
+from course_lib.qa.budgets import BUDGETS  # noqa: E402  (no TensorFlow: the budgets are plain dicts)
 
 
 def arguments(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--budget", choices=("default",),
+    parser.add_argument("--budget", choices=tuple(BUDGETS),
                         help="start from a budget of course_lib.qa.budgets (the notebook's CONFIG); the options "
                              "below then change it")
     parser.add_argument("--questions", type=int, help="training questions of SQuAD's train split")
@@ -46,6 +50,7 @@ def arguments(argv=None) -> argparse.Namespace:
     parser.add_argument("--test", default="", help="also score this many dev-v1.1 questions ('all': 10,570)")
     parser.add_argument("--record", action="store_true", help="keep the figures of a --budget run for the notebooks")
     parser.add_argument("--note", default="")
+    parser.add_argument("--wait-idle", type=float, default=600.0, help="seconds to wait for a quiet machine first")
     return parser.parse_args(argv)
 
 
@@ -78,7 +83,7 @@ def recipe_of(args) -> dict:
 def main(argv=None) -> int:
     args = arguments(argv)
     if args.record and not args.budget:
-        raise SystemExit("--record keeps the figures of a named budget: add --budget default")
+        raise SystemExit("--record keeps the figures of a named budget: add --budget NAME")
     from course_lib import env
 
     env.setup(verbose=False)
@@ -92,12 +97,19 @@ def main(argv=None) -> int:
     from course_lib.pretrained import load_bert
 
     bert = load_bert()
+    quiet = wait_for_quiet(args.wait_idle, 0.15)  # other work on the cores skews the fine-tuning time badly
+    others = OthersMeter()
+    others.start()
     started = time.perf_counter()
     from autograde.reference.qa.model import build_qa_model
 
     model, report = train_reader(bert, squad_v1.sample("train", recipe["questions"]), recipe,
                                  make_windows=layers.make_windows, build_qa_model=build_qa_model, verbose=0)
     seconds = time.perf_counter() - started
+    quiet["others_cpu_share"] = round(others.stop(), 3)  # of all cores, by other processes, while it fine-tuned
+    if quiet["others_cpu_share"] > 0.05:
+        print(f"not quiet: other processes used {quiet['others_cpu_share']:.0%} of the cores while it fine-tuned",
+              flush=True)
     report.pop("history")
     reader = Reader(model, bert.tokenizer, layers.make_windows, layers.best_span,
                     max_length=recipe["read_max_length"], stride=recipe["stride"])
@@ -114,7 +126,7 @@ def main(argv=None) -> int:
         if name == "test":  # every answer, for the error analysis (bench/squad_errors.py)
             save_rows(args.budget or "recipe", result["rows"], examples)
     row = {"budget": args.budget, "recipe": recipe, "note": args.note, **report,
-           "total_seconds": round(seconds, 1), "peak_rss_gib": peak_rss_gib(), **scores}
+           "total_seconds": round(seconds, 1), "peak_rss_gib": peak_rss_gib(), "quiet": quiet, **scores}
     log_run("squad_recipes", row)
     if args.record:
         from course_lib.qa.budgets import record_figures
