@@ -4,8 +4,9 @@
 
 With no stem, every notebook in solutions/ runs, one after the other. COURSE_FAST is unset (full mode) and
 the kernel runs with the network refused (the tests' guard, tests/offline/sitecustomize.py), so the figures
-are those of a learner's offline run. Peak memory is the kernel's and its child processes' (the sum of
-their proportional set sizes, so that shared libraries count once), sampled every 0.2 s.
+are those of a learner's offline run. Peak memory is the kernel's (its resident set size), and while it runs
+processes of its own, theirs and its together (the sum of proportional set sizes, so that shared libraries count
+once), sampled every 0.2 s.
 Prints the wall time, the slowest cells and any error per notebook, then a Markdown table for the README;
 writes the figures and the executed notebooks to bench/results/.
 """
@@ -73,7 +74,7 @@ class PeakMemory:
         return pss, rss
 
     def sample(self) -> int:
-        """The children's memory as the peak counts it (the sum of PSS); also raises the RSS peak."""
+        """The children's memory as the peak counts it (see children_memory); also raises the RSS peak."""
         pss, rss = self.children_memory()
         self.peak_rss_bytes = max(self.peak_rss_bytes, rss)
         return pss
