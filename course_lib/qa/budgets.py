@@ -1,9 +1,8 @@
 """Assignments 07 and 08: how the reader is trained on SQuAD, and what each recipe scores.
 
-`BUDGETS` holds the recipes of notebook 07's CONFIG: "default" for a laptop, "longer" trains twice
-as long for a better reader. `FIGURES` keeps what
-bench/squad_recipe.py measured for each (`--budget NAME --test all --record`), which the notebooks and the README
-quote, never typed by hand.
+`BUDGETS` holds the recipes of notebook 07's CONFIG: "default" for a laptop, "longer" trains twice as long for a
+better reader. `FIGURES` keeps what bench/squad_recipe.py measured for each (`--budget NAME --test all --record`),
+which the notebooks and the README quote, never typed by hand.
 
 `train_reader` is the fine-tuning of section 7.4, the same for the notebook and the bench: questions to windows
 (the learner's `make_windows`), a share of the windows without the answer dropped, the learner's model on the
