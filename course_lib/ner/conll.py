@@ -198,6 +198,25 @@ def write_conll(path: str | os.PathLike, sentences: Iterable[Sentence], *, docst
     return path
 
 
+def split_by_document(sentences: Sequence[Sentence], *, test_share: float = 1 / 3,
+                      seed: int = 0) -> tuple[list[Sentence], list[Sentence]]:
+    """(train, test): a seeded `test_share` of the documents to test, whole, the rest to train; sentences keep
+    their order. A file without `-DOCSTART-` lines (every sentence its own document, or all one) is split by
+    sentence instead. Refuses a split that leaves either side empty."""
+    import random
+
+    documents = list(dict.fromkeys(sentence.document for sentence in sentences))
+    units = documents if len(documents) >= 3 else list(range(len(sentences)))
+    chosen = set(random.Random(seed).sample(units, round(test_share * len(units))))
+    by_document = units is documents
+    test = [s for n, s in enumerate(sentences) if (s.document if by_document else n) in chosen]
+    train = [s for n, s in enumerate(sentences) if (s.document if by_document else n) not in chosen]
+    if not train or not test:
+        raise ValueError(f"{len(sentences)} sentences in {len(documents)} document(s) are too few to split into "
+                         "training and test parts")
+    return train, test
+
+
 def load_hf(name: str, split: str = "train") -> list[Sentence]:
     """The sentences of a Hugging Face dataset (e.g. "conll2003"), in IOB2, label names from its features.
 

@@ -132,6 +132,22 @@ class Tagger:
             results.append(sorted(entities, key=lambda entity: entity["start"]))
         return results
 
+    def tag_sentences(self, sentences: Sequence) -> list[list[str]]:
+        """IOB2 tags for the words of already tokenized sentences (`.tokens`, as read from a CoNLL file): each
+        sentence's words are joined with spaces, tagged as text, and every entity's words get its tags."""
+        texts = [" ".join(sentence.tokens) for sentence in sentences]
+        tags = []
+        for sentence, text, entities in zip(sentences, texts, self.many(texts), strict=True):
+            starts = np.cumsum([0] + [len(word) + 1 for word in sentence.tokens[:-1]])
+            here = ["O"] * len(sentence.tokens)
+            for entity in entities:
+                inside = [i for i, start in enumerate(starts) if entity["start"] <= start < entity["end"]]
+                if inside:
+                    here[inside[0]] = "B-" + entity["type"]
+                    here[inside[0] + 1:inside[-1] + 1] = ["I-" + entity["type"]] * (len(inside) - 1)
+            tags.append(here)
+        return tags
+
     def show(self, text: str):
         """The text with its entities highlighted (an IPython HTML object)."""
         from IPython.display import HTML

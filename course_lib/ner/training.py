@@ -4,6 +4,7 @@
 - `fine_tune`: course_lib.finetuning.fine_tune (AdamW, warm-up then linear decay, batches of similar lengths), with
   token accuracy as its metric.
 - `predict_labels`: the most likely label id of every token, in the arrays' order and shape.
+- `epochs_for_steps`: the epochs a recipe set in optimizer steps needs on a file of a given size.
 """
 
 from __future__ import annotations
@@ -32,6 +33,14 @@ def fine_tune(model, loss: Callable, train: Mapping, validation: Mapping | None 
     """course_lib.finetuning.fine_tune with `token_accuracy` as its metric unless `metrics` says otherwise; `settings`
     (epochs, batch_size, peak_learning_rate, ...) as there. Returns Keras's History, with `history.steps`."""
     return finetuning.fine_tune(model, loss, train, validation, **{"metrics": (token_accuracy,), **settings})
+
+
+def epochs_for_steps(steps: int, sentences: int, batch_size: int) -> int:
+    """The whole epochs that give at least `steps` optimizer steps over `sentences` in batches of `batch_size`:
+    a recipe set in steps sees a small file more times than a large one."""
+    if steps < 1 or sentences < 1 or batch_size < 1:
+        raise ValueError(f"steps, sentences and batch_size must be positive, got {steps}, {sentences}, {batch_size}")
+    return max(1, -(-steps // -(-sentences // batch_size)))
 
 
 def predict_labels(model, arrays: Mapping, batch_size: int = 64, *, bucket: int = 16) -> np.ndarray:
