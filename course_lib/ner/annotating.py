@@ -234,7 +234,7 @@ def card_counts() -> str:
     corpus = load_realtext()
     _, records = read_annotations()
     lines = ["| split | articles | paragraphs | sentences | tokens | " + " | ".join(ENTITY_TYPES) + " | entities |",
-             "| --- |" + " ---: |" * (6 + len(ENTITY_TYPES))]
+             "| --- |" + " ---: |" * (5 + len(ENTITY_TYPES))]
     for split in (*SPLITS, "all"):
         sentences = [s for name in SPLITS for s in corpus[name]] if split == "all" else corpus[split]
         mine = [r for r in records if split in ("all", split_of(r["title"]))]
@@ -244,7 +244,7 @@ def card_counts() -> str:
                            numbers["tokens"], *kinds, sum(kinds)]))
     lines += ["", "Agreement, entity F1 (exact span and type) between the two independent annotations, and of each "
               "with the adjudicated one:", "",
-              "| paragraphs annotated twice | paragraphs | sentences changed by adjudication | first vs second | "
+              "| paragraphs annotated twice | paragraphs | sentences marked differently (adjudicated) | first vs second | "
               + " | ".join(ENTITY_TYPES) + " | first vs final | second vs final |",
               "| --- |" + " ---: |" * (5 + len(ENTITY_TYPES))]
     texts = articles()

@@ -51,7 +51,7 @@ def split_of(title: str) -> str:
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence of `text`: a sentence ends at a word '.', '!' or '?' (closing quotes and
-    brackets after it included) when the next word starts with a capital, a digit or an opening quote. The
+    brackets right after it included) when the next word starts with a capital, a digit or an opening quote. The
     tokenizer keeps abbreviations' dots (U.S., Dr., J.), so they never end a sentence."""
     words = token_spans(text)
     spans, first = [], 0
@@ -59,7 +59,8 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     while index < len(words):
         if words[index][0] in SENTENCE_END:
             last = index
-            while last + 1 < len(words) and words[last + 1][0] in CLOSERS:
+            # A closing quote or bracket touches the mark ('."'); a straight quote after a space opens the next one.
+            while last + 1 < len(words) and words[last + 1][0] in CLOSERS and words[last + 1][1] == words[last][2]:
                 last += 1
             after = words[last + 1][0] if last + 1 < len(words) else ""
             if not after or after[0].isupper() or after[0].isdigit() or after[0] in "\"“'‘(":
