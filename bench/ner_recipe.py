@@ -2,19 +2,21 @@
 report a chosen recipe).
 
     .venv/bin/python bench/ner_recipe.py --train course,real --epochs 3 --lr 5e-4 --train-from 2
-    .venv/bin/python bench/ner_recipe.py --train real --steps 600 --train-from 0 --lr 2e-4 --evaluate test
+    .venv/bin/python bench/ner_recipe.py --train real --steps 800 --train-from 0 --lr 2e-4 --test --record own-file
 
 `--train` names the corpora trained on: `course` (the course's written corpus, `course_lib.ner.corpus`) and `real`
 (the stand-off annotated Wikipedia paragraphs, `course_lib.ner.realtext`). `--steps` sets the number of optimizer
 steps instead of `--epochs` (a recipe that scales with the file: epochs = steps x batch / sentences, rounded up).
 Trains the grader's reference token classifier and loss, then reports the fine-tuning time, this process's peak
-memory and entity F1 per type on the chosen split of both corpora. Each run appends one JSON line to
-bench/results/ner_recipes.jsonl. One run at a time, on a quiet machine.
+memory and entity F1 per type on both corpora's validation splits (and test splits with `--test`). Each run appends
+one JSON line to bench/results/ner_recipes.jsonl; `--record NAME` also keeps its figures in bench/ner_figures.json,
+which bench/notebook_blocks.py writes into notebook 06. One run at a time, on a quiet machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import time
@@ -26,6 +28,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from recipe_log import log_run, peak_rss_gib  # noqa: E402
 
 CORPORA = ("course", "real")
+FIGURES = REPO / "bench" / "ner_figures.json"  # what --record keeps, for the notebook's figure blocks
 
 
 def main(argv=None) -> int:
@@ -37,7 +40,8 @@ def main(argv=None) -> int:
     parser.add_argument("--lr", type=float, default=5e-4)
     parser.add_argument("--train-from", type=int, default=2,
                         help="train the encoder layers from this one up (0: all, embeddings included)")
-    parser.add_argument("--evaluate", choices=("validation", "test"), default="validation")
+    parser.add_argument("--test", action="store_true", help="also score the test splits (to report a chosen recipe)")
+    parser.add_argument("--record", default="", help="keep this run's figures in bench/ner_figures.json under NAME")
     parser.add_argument("--annotations", default=None, help="another annotations file of the real-text corpus")
     parser.add_argument("--note", default="")
     args = parser.parse_args(argv)
@@ -77,18 +81,27 @@ def main(argv=None) -> int:
     seconds = time.perf_counter() - started
 
     scores = {}
-    for name in CORPORA:
-        sentences = data[name][args.evaluate]
-        arrays = encode(sentences)
-        label_ids = training.predict_labels(model, arrays, batch_size=64)
-        first = arrays["labels"] != -100
-        predicted = [[LABELS[i] for i in row[keep]] for row, keep in zip(label_ids, first, strict=True)]
-        predicted = [p + ["O"] * (len(s.tags) - len(p)) for p, s in zip(predicted, sentences, strict=True)]
-        result = entity_scores([list(s.tags) for s in sentences], predicted)
-        scores[name] = {kind: round(value["f1"], 3) for kind, value in result.items()}
-    row = {**vars(args), "epochs": epochs, "train_sentences": len(train_sentences), "seconds": round(seconds, 1),
-           "peak_rss_gib": peak_rss_gib(), f"{args.evaluate}_f1": scores}
+    for split in ("validation", "test") if args.test else ("validation",):
+        scores[split] = {}
+        for name in CORPORA:
+            sentences = data[name][split]
+            arrays = encode(sentences)
+            label_ids = training.predict_labels(model, arrays, batch_size=64)
+            first = arrays["labels"] != -100
+            predicted = [[LABELS[i] for i in row[keep]] for row, keep in zip(label_ids, first, strict=True)]
+            predicted = [p + ["O"] * (len(s.tags) - len(p)) for p, s in zip(predicted, sentences, strict=True)]
+            result = entity_scores([list(s.tags) for s in sentences], predicted)
+            scores[split][name] = {kind: round(value["f1"], 3) for kind, value in result.items()}
+    row = {**vars(args), "epochs": epochs, "steps": epochs * -(-len(train_sentences) // args.batch_size),
+           "train_sentences": len(train_sentences), "seconds": round(seconds, 1), "peak_rss_gib": peak_rss_gib(),
+           **{f"{split}_f1": value for split, value in scores.items()}}
     log_run("ner_recipes", row)
+    if args.record:
+        figures = json.loads(FIGURES.read_text()) if FIGURES.is_file() else {}
+        figures[args.record] = {key: row[key] for key in ("train", "epochs", "steps", "batch_size", "lr", "train_from",
+                                                          "train_sentences", "seconds", "peak_rss_gib")}
+        figures[args.record].update({f"{split}_f1": value for split, value in scores.items()})
+        FIGURES.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
     return 0
 
 

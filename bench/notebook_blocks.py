@@ -10,8 +10,9 @@ A block is Markdown between two HTML comments, which JupyterLab and GitHub do no
     <!-- end figures -->
 
 Its name picks a renderer in RENDERERS, which writes it from the recorded figures: bench/notebook_figures.json
-(bench/notebook_time.py --record: a notebook's time, memory and what it recorded with env.record_results) and
-course_lib/qa/data/reader_figures.json (bench/squad_recipe.py --record). Run `make release` after a rewrite, so
+(bench/notebook_time.py --record: a notebook's time, memory and what it recorded with env.record_results),
+course_lib/qa/data/reader_figures.json (bench/squad_recipe.py --record) and bench/ner_figures.json
+(bench/ner_recipe.py --record). Run `make release` after a rewrite, so
 that notebooks/ follows solutions/.
 """
 
@@ -26,6 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 NOTEBOOK_FIGURES = REPO / "bench" / "notebook_figures.json"
+NER_FIGURES = REPO / "bench" / "ner_figures.json"  # bench/ner_recipe.py --record
 BLOCK = re.compile(r"(<!-- figures: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end figures -->)", re.S)
 
 
@@ -37,7 +39,8 @@ def recorded_figures() -> dict:
     from course_lib.qa.budgets import read_figures
 
     notebooks = json.loads(NOTEBOOK_FIGURES.read_text()) if NOTEBOOK_FIGURES.is_file() else {}
-    return {"notebooks": notebooks, "reader": read_figures()}
+    ner = json.loads(NER_FIGURES.read_text()) if NER_FIGURES.is_file() else {}
+    return {"notebooks": notebooks, "reader": read_figures(), "ner": ner}
 
 
 def _reader_budgets(figures: dict) -> str:
@@ -86,12 +89,17 @@ def _power_of_ten(value: float) -> str:
     return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
 
 
-def _qa_pytorch_time(figures: dict) -> str:
-    run = figures["notebooks"]["08_qa_pytorch"]
+def _time_sentence(figures: dict, stem: str, section: str) -> str:
+    """A notebook's **Time.** sentence: its recorded wall time and peak memory, and its fine-tuning's share."""
+    run = figures["notebooks"][stem]
     wall, tuning = _duration(run["wall_seconds"]), _duration(run["recorded"]["fine_tune_seconds"])
     return (f"**Time.** In full mode the notebook takes about {wall} on a two-core laptop CPU and at most "
-            f"{run['peak_memory_mib'] / 1024:.1f} GiB of memory, {tuning} of it the fine-tuning of section 8.6. "
+            f"{run['peak_memory_mib'] / 1024:.1f} GiB of memory, {tuning} of it the fine-tuning of section {section}. "
             "Nothing in it needs a network.")
+
+
+def _qa_pytorch_time(figures: dict) -> str:
+    return _time_sentence(figures, "08_qa_pytorch", "8.6")
 
 
 def _qa_pytorch_run(figures: dict) -> str:
@@ -150,7 +158,37 @@ def _qa_pytorch_throughput(figures: dict) -> str:
             f"step on batches of every width, averaged {loop:.1f} windows per second.")
 
 
+def _ner_time(figures: dict) -> str:
+    return _time_sentence(figures, "06_ner", "6.4")
+
+
+def _f1(run: dict, corpus: str, split: str = "validation") -> str:
+    return f"{run[f'{split}_f1'][corpus]['micro']:.3f}"
+
+
+def _ner_frozen_layers(figures: dict) -> str:
+    recorded = figures["notebooks"]["06_ner"]["recorded"]
+    return (f"On the course's two-core test machine this recipe ({recorded['epochs']} epochs over "
+            f"{recorded['train_sentences']:,} sentences) fine-tuned in {_duration(recorded['fine_tune_seconds'])}, for "
+            f"a validation F1 of {recorded['real_validation_scores']['micro']['f1']:.3f} on the real-text corpus and "
+            f"{recorded['validation_scores']['micro']['f1']:.3f} on the course corpus. Section 6.9's recipe trains "
+            "every layer.")
+
+
+def _ner_own_file(figures: dict) -> str:
+    own, long = figures["ner"]["own-file"], figures["ner"]["own-file-long"]
+    return (f"Measured with the real-text corpus standing in for your file ({own['train_sentences']:,} training "
+            f"sentences; its test split to score): `OWN_RECIPE`, {own['steps']:,} steps, reached a test F1 of "
+            f"{_f1(own, 'real', 'test')} in {_duration(own['seconds'])} on two CPU cores; a run "
+            f"{long['steps'] / own['steps']:.0f} times as long ({long['steps']:,} steps, {_duration(long['seconds'])}) "
+            f"reached {_f1(long, 'real', 'test')} "
+            f"(`bench/ner_recipe.py --train real --steps N --train-from 0 --lr {own['lr']:g} --test`).")
+
+
 RENDERERS: dict[str, Callable[[dict], str]] = {
+    "ner-time": _ner_time,
+    "ner-frozen-layers": _ner_frozen_layers,
+    "ner-own-file": _ner_own_file,
     "reader-budgets": _reader_budgets,
     "reader-budgets-comment": _reader_budgets_comment,
     "qa-pytorch-time": _qa_pytorch_time,

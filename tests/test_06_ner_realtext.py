@@ -165,11 +165,11 @@ def test_sentences_end_at_a_sentence_mark_before_a_capital():
 def test_agreement_is_the_entity_f1_of_one_annotation_against_the_other():
     first = [[(0, 5, "PER"), (10, 15, "LOC"), (20, 25, "ORG")], [(0, 4, "MISC")]]
     second = [[(0, 5, "PER"), (10, 15, "ORG"), (20, 25, "ORG")], [(0, 4, "MISC"), (6, 9, "LOC")]]
-    result = realtext.agreement(zip(first, second))
+    result = realtext.agreement(zip(first, second, strict=True))
     # 4 entities in the first, 5 in the second, 3 in both: 2 * 3 / (4 + 5)
     assert result["micro"] == {"f1": pytest.approx(6 / 9), "first": 4, "second": 5, "both": 3}
     assert result["PER"]["f1"] == 1.0 and result["LOC"]["f1"] == 0.0 and result["ORG"]["f1"] == pytest.approx(2 / 3)
-    assert realtext.agreement(zip(second, first))["micro"]["f1"] == result["micro"]["f1"]
+    assert realtext.agreement(zip(second, first, strict=True))["micro"]["f1"] == result["micro"]["f1"]
     assert realtext.agreement([])["micro"]["f1"] == 1.0
 
 

@@ -103,3 +103,15 @@ def test_html_marks_each_entity_once_and_escapes_the_text():
     assert COLOURS["LOC"] in shown and ">Lagos<sub" in shown
     with pytest.raises(ValueError, match="overlaps"):
         entities_html(text, entities + [{"type": "ORG", "start": 12, "end": 20, "text": "x"}])
+
+
+def test_tag_sentences_gives_each_word_its_entitys_tags(tokenizer):
+    from course_lib.ner.conll import Sentence
+
+    vocabulary = tokenizer.get_vocab()
+    wanted = {vocabulary["paris"]: LABELS.index("B-LOC"), vocabulary["new"]: LABELS.index("B-LOC"),
+              vocabulary["york"]: LABELS.index("I-LOC"), vocabulary["ada"]: LABELS.index("B-PER")}
+    model = FixedModel(lambda ids: np.vectorize(lambda i: wanted.get(int(i), 0))(ids))
+    tag = Tagger(model, tokenizer, predictions_to_entities)
+    sentences = [Sentence(["Ada", "left", "New", "York", "for", "Paris", "."], ["O"] * 7), Sentence(["no"], ["O"])]
+    assert tag.tag_sentences(sentences) == [["B-PER", "O", "B-LOC", "I-LOC", "O", "B-LOC", "O"], ["O"]]

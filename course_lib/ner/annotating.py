@@ -17,7 +17,6 @@ from pathlib import Path
 from course_lib.ner.realtext import SOURCE_FILE, AnnotationError, articles, sentence_spans
 from course_lib.ner.words import token_spans
 
-
 SHEET_HEADER = "# para: "
 
 
@@ -63,7 +62,7 @@ def read_sheet(path: str | Path) -> dict[tuple[str, int], list[tuple[int, int, s
                             f"lines, the paragraph {len(sentences)} sentences")
             continue
         spans = []
-        for (number, line), (start, end) in zip(lines, sentences):
+        for (number, line), (start, end) in zip(lines, sentences, strict=True):
             try:
                 tokens, tags = parse_markup(line, where=f"{path}:{number}")
             except MarkupError as error:
@@ -133,7 +132,8 @@ def write_adjudication_sheet(path: str | Path, first: dict[Key, list], second: d
     for (title, index), n in disagreements(first, second):
         text = texts[title][index]
         start, end = sentence_spans(text)[n]
-        lines += [f"{ADJUDICATION_HEADER}{title} | {index} | {n}", f"A: {mark(text, start, end, first[(title, index)])}",
+        lines += [f"{ADJUDICATION_HEADER}{title} | {index} | {n}",
+                  f"A: {mark(text, start, end, first[(title, index)])}",
                   f"B: {mark(text, start, end, second[(title, index)])}", "F: ", ""]
     Path(path).write_text("\n".join(lines), encoding="utf-8")
     return len(lines) // 5
@@ -244,8 +244,8 @@ def card_counts() -> str:
                            numbers["tokens"], *kinds, sum(kinds)]))
     lines += ["", "Agreement, entity F1 (exact span and type) between the two independent annotations, and of each "
               "with the adjudicated one:", "",
-              "| paragraphs annotated twice | paragraphs | sentences marked differently (adjudicated) | first vs second | "
-              + " | ".join(ENTITY_TYPES) + " | first vs final | second vs final |",
+              "| paragraphs annotated twice | paragraphs | sentences marked differently (adjudicated) | "
+              "first vs second | " + " | ".join(ENTITY_TYPES) + " | first vs final | second vs final |",
               "| --- |" + " ---: |" * (5 + len(ENTITY_TYPES))]
     texts = articles()
     for label, chosen in (("test split (all of it)", lambda split: split == "test"),
@@ -256,7 +256,8 @@ def card_counts() -> str:
         both = agreement((r["first"], r["second"]) for r in twice)
         changed = sum(_inside(r["first"], a, b) != _inside(r["second"], a, b)
                       for r in twice for a, b in sentence_spans(texts[r["title"]][r["paragraph"]]))
-        against_final = [agreement((r[who], r["entities"]) for r in twice)["micro"]["f1"] for who in ("first", "second")]
+        against_final = [agreement((r[who], r["entities"]) for r in twice)["micro"]["f1"]
+                         for who in ("first", "second")]
         lines.append(_row([label, len(twice), changed, f"{both['micro']['f1']:.3f}",
                            *(f"{both[kind]['f1']:.3f}" for kind in ENTITY_TYPES),
                            *(f"{value:.3f}" for value in against_final)]))

@@ -43,7 +43,7 @@ class AnnotationError(ValueError):
 
 def split_of(title: str) -> str:
     """The split of an article: the lowest 20% of a SHA-256 of its title to test, the next 15% to validation."""
-    value = int.from_bytes(hashlib.sha256(f"ner:{title}".encode("utf-8")).digest()[:8], "big") / 2**64
+    value = int.from_bytes(hashlib.sha256(f"ner:{title}".encode()).digest()[:8], "big") / 2**64
     if value < SPLIT_SHARES["test"]:
         return "test"
     return "validation" if value < SPLIT_SHARES["test"] + SPLIT_SHARES["validation"] else "train"

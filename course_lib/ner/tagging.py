@@ -137,7 +137,7 @@ class Tagger:
         sentence's words are joined with spaces, tagged as text, and every entity's words get its tags."""
         texts = [" ".join(sentence.tokens) for sentence in sentences]
         tags = []
-        for sentence, text, entities in zip(sentences, texts, self.many(texts), strict=True):
+        for sentence, entities in zip(sentences, self.many(texts), strict=True):
             starts = np.cumsum([0] + [len(word) + 1 for word in sentence.tokens[:-1]])
             here = ["O"] * len(sentence.tokens)
             for entity in entities:
