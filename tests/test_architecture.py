@@ -23,6 +23,8 @@ ALLOWED = {
     ("transformer", "scaled_dot_product_attention"): "the encoder and decoder use its masks and attention",
     ("bert", "transformer"): "BERT's encoder is a stack of 04's encoder layers",
     ("qa_pytorch", "qa"): "08 trains 07's QA model in PyTorch: 07's windows, decoding and saved weights",
+    # The one edge from an earlier lesson to a later one: the course finds and checks SQuAD's files in one place.
+    ("ner", "qa"): "06's real-text corpus is stand-off over SQuAD v1.1's train file, which squad_v1 finds and checks",
 }
 
 

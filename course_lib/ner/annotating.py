@@ -278,7 +278,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     commands.add_parser("check", help="fail if the data card's generated block differs from the annotations")
     args = parser.parse_args(argv)
     if args.command in ("card", "check"):
-        from course_lib.qa.corpus import card_block, update_card
+        from course_lib.data_cards import card_block, update_card
 
         counts, text = card_counts(), CARD.read_text(encoding="utf-8")
         if args.command == "card":

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from course_lib.data_cards import card_block, update_card  # noqa: F401  (squad_v1 and the tests import them here)
 from course_lib.qa.source import Paragraph, read_source
 from course_lib.qa.squad import Answer, QAExample, read_squad, squad_json
 
@@ -245,31 +246,6 @@ def counts_markdown(numbers: dict) -> str:
     lines += _table(["words", *SPLITS], [[bucket, *(c[s] for s in SPLITS)]
                                           for bucket, c in numbers["word_buckets"].items()])
     return "\n".join(lines)
-
-
-def _markers(name: str) -> tuple[str, str]:
-    return f"<!-- {name}: begin -->", f"<!-- {name}: end -->"
-
-
-def card_block(text: str, name: str) -> str | None:
-    """The generated text between the card's `<!-- name: begin -->` and `<!-- name: end -->` markers."""
-    begin, end = _markers(name)
-    if begin not in text or end not in text:
-        return None
-    return text.split(begin, 1)[1].split(end, 1)[0].strip("\n")
-
-
-def update_card(text: str, blocks: dict[str, str]) -> str:
-    """The card with each named block replaced (a block without markers is appended with them)."""
-    for name, block in blocks.items():
-        begin, end = _markers(name)
-        wrapped = f"{begin}\n{block}\n{end}"
-        if begin in text and end in text:
-            before, rest = text.split(begin, 1)
-            text = before + wrapped + rest.split(end, 1)[1]
-        else:
-            text = text.rstrip("\n") + "\n\n" + wrapped + "\n"
-    return text
 
 
 # ---------------------------------------------------------------------------------------------------------
