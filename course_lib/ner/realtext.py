@@ -225,10 +225,3 @@ def agreement(pairs: Iterable[tuple[Iterable[Sequence], Iterable[Sequence]]]) ->
                 counts[key][2] += len(a_kind & b_kind)
     return {kind: {"f1": 2 * both / (n_a + n_b) if n_a + n_b else 1.0, "first": n_a, "second": n_b, "both": both}
             for kind, (n_a, n_b, both) in counts.items()}
-
-
-
-if __name__ == "__main__":  # the annotators' checks moved to course_lib.ner.annotating
-    from course_lib.ner.annotating import _main
-
-    raise SystemExit(_main())
