@@ -264,6 +264,20 @@ def card_counts() -> str:
     return "\n".join(lines)
 
 
+def _check_each(sheets: Sequence[str], check) -> int:
+    """Run `check(sheet)` on every sheet: its summary, or its AnnotationError on stderr; 1 if any failed."""
+    import sys
+
+    failed = 0
+    for sheet in sheets:
+        try:
+            print(f"{sheet}: {check(sheet)}, no problem")
+        except AnnotationError as error:
+            print(error, file=sys.stderr)
+            failed += 1
+    return 1 if failed else 0
+
+
 def _main(argv: Sequence[str] | None = None) -> int:
     import argparse
     import sys
@@ -292,33 +306,21 @@ def _main(argv: Sequence[str] | None = None) -> int:
         print(f"{CARD}: counts up to date")
         return 0
     if args.command == "adjudicate-check":
-        failed = 0
-        for sheet in args.sheets:
-            try:
-                decided = read_adjudication_sheet(sheet)
-            except AnnotationError as error:
-                print(error, file=sys.stderr)
-                failed += 1
-                continue
+        def decisions(sheet):
+            decided = read_adjudication_sheet(sheet)
             blocks = Path(sheet).read_text(encoding="utf-8").count(ADJUDICATION_HEADER)
             if len(decided) != blocks:
-                print(f"{sheet}: {blocks - len(decided)} of {blocks} blocks have no decision (an empty F: line)",
-                      file=sys.stderr)
-                failed += 1
-                continue
-            print(f"{sheet}: {len(decided)} decisions, no problem")
-        return 1 if failed else 0
+                raise AnnotationError(f"{sheet}: {blocks - len(decided)} of {blocks} blocks have no decision (an "
+                                      "empty F: line)")
+            return f"{len(decided)} decisions"
+
+        return _check_each(args.sheets, decisions)
     if args.command == "verify":
-        failed = 0
-        for sheet in args.sheets:
-            try:
-                spans = read_sheet(sheet)
-            except AnnotationError as error:
-                print(error, file=sys.stderr)
-                failed += 1
-                continue
-            print(f"{sheet}: {len(spans)} paragraphs, {sum(map(len, spans.values()))} entities, no problem")
-        return 1 if failed else 0
+        def marks(sheet):
+            spans = read_sheet(sheet)
+            return f"{len(spans)} paragraphs, {sum(map(len, spans.values()))} entities"
+
+        return _check_each(args.sheets, marks)
     return 2
 
 

@@ -270,14 +270,10 @@ def counts_markdown(splits: dict[str, list[Sentence]]) -> str:
 def update_card(card: Path, counts: str) -> None:
     """Replace the text between the card's counts markers (a card without markers gets them appended; a
     missing card is created with only the counts)."""
+    from course_lib.data_cards import update_card as with_blocks
+
     text = card.read_text(encoding="utf-8") if card.exists() else "# Data card\n\n## Counts\n\n"
-    block = f"{COUNTS_BEGIN}\n{counts}\n{COUNTS_END}"
-    if COUNTS_BEGIN in text and COUNTS_END in text:
-        before, rest = text.split(COUNTS_BEGIN, 1)
-        text = before + block + rest.split(COUNTS_END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    card.write_text(text, encoding="utf-8", newline="\n")
+    card.write_text(with_blocks(text, {"counts": counts}), encoding="utf-8", newline="\n")
 
 
 def build(source_dir: str | os.PathLike | None = None, out_dir: str | os.PathLike | None = None, *,
