@@ -24,6 +24,11 @@ IGNORED_STDERR_PATTERN = (
 )
 
 
+# Whether a student's feedback page shows the grader's `flagged:` notes. They point instructors at submissions worth
+# reading, and a false alarm in front of a student is costly: by default only the instructor's views (grades.csv, the
+# formgrader, the class report) show them. True shows them to students too.
+SHOW_FLAGS_TO_STUDENTS = False
+
 # Files in a source folder that are not part of the assignment. qa_model: the reader that running notebook 07 saves
 # beside it for 08; a release never ships it, and a throw-away course root does not copy it.
 NOT_COURSE_FILES = (".ipynb_checkpoints", "*.pyc", "__pycache__", ".nbgrader", "qa_model")
@@ -32,6 +37,37 @@ NOT_COURSE_FILES = (".ipynb_checkpoints", "*.pyc", "__pycache__", ".nbgrader", "
 def course_root() -> Path:
     """The nbgrader course folder that holds the grading state: the repository, or COURSE_ROOT (`make ... COURSE=`)."""
     return Path(os.environ.get("COURSE_ROOT") or REPO_ROOT).resolve()
+
+
+def exchange_root(root: Path) -> Path:
+    """nbgrader's exchange for releasing and collecting on this machine: COURSE_EXCHANGE (`make formgrader EXCHANGE=`),
+    else inside the course root, so that a course kept elsewhere (`COURSE=dir`) keeps its exchange with it."""
+    return Path(os.environ.get("COURSE_EXCHANGE") or Path(root) / ".nbgrader" / "exchange").resolve()
+
+
+def make_exchange(path: Path) -> Path:
+    """The exchange folder, made writable for everyone as nbgrader's exchange requires (it checks on every release);
+    left to nbgrader's own message when it cannot be made here (a shared folder of a server)."""
+    if not path.is_dir():
+        try:
+            path.mkdir(parents=True)
+            path.chmod(0o777)
+        except OSError:
+            pass
+    return path
+
+
+class AssignmentRecorder:
+    """nbgrader's pre-convert hook of autograde: records the assignment in the gradebook the configuration names
+    (read when called: a caller may point the configuration at another database after `apply`) if it is not there."""
+
+    def __init__(self, config):
+        self.config = config
+
+    def __call__(self, assignment: str, student: str, notebooks: list[str]) -> None:
+        from autograde.course_grading import record_assignment
+
+        record_assignment(assignment, self.config.CourseDirectory.db_url)
 
 
 def list_assignments(source: Path = REPO_ROOT / SOURCE_DIRECTORY) -> list[str]:
@@ -51,6 +87,7 @@ def apply(c, root: Path, *, cell_timeout: int = 300) -> None:
     (root / ".nbgrader").mkdir(exist_ok=True)
     c.CourseDirectory.db_url = os.environ.get("COURSE_DB_URL") or f"sqlite:///{root / '.nbgrader' / 'gradebook.db'}"
     c.CourseDirectory.ignore = list(NOT_COURSE_FILES)
+    c.Exchange.root = str(make_exchange(exchange_root(root)))
 
     c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
     c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
@@ -58,6 +95,11 @@ def apply(c, root: Path, *, cell_timeout: int = 300) -> None:
     # One grader whichever button is pressed: nbgrader's autograde (the command, the formgrader's button, and the
     # recording step of `make grade`) gets its verdicts from the course's sandboxed grader, never from running
     # the test cells in the student's kernel. nbgrader's default steps otherwise, with Execute replaced.
+    # A submitted file that is not a notebook is read as a stand-in saying so, graded as `make grade` grades it,
+    # instead of stopping nbgrader with a traceback and removing the earlier result (autograde/unreadable.py).
+    c.Autograde.exporter_class = "autograde.unreadable.CourseExporter"
+    # `nbgrader autograde` before any `generate_assignment`: the assignment is recorded first, as `make grade` does.
+    c.Autograde.pre_convert_hook = AssignmentRecorder(c)
     c.Autograde.autograde_preprocessors = [
         "autograde.course_grading.CourseGrading", "nbconvert.preprocessors.ClearMetadataPreprocessor",
         "nbgrader.preprocessors.LimitOutput", "nbgrader.preprocessors.SaveAutoGrades",
@@ -69,3 +111,8 @@ def apply(c, root: Path, *, cell_timeout: int = 300) -> None:
     # A learner who deletes a test cell gets it back, graded, instead of silently losing it.
     c.OverwriteCells.add_missing_cells = True
     c.Autograde.create_student = True
+    # Feedback pages: the grader's note without its flags unless SHOW_FLAGS_TO_STUDENTS (autograde/feedback.py).
+    c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades",
+                                        "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+                                        "autograde.feedback.StudentNote"]
+    c.StudentNote.show_flags = SHOW_FLAGS_TO_STUDENTS

@@ -75,6 +75,25 @@ class CourseGrading(NbGraderPreprocessor):
             gradebook.db.commit()
 
 
+def record_assignment(stem: str, db_url: str) -> None:
+    """Record `stem` (its notebooks, graded cells and points) in the gradebook unless it is there: nbgrader's autograde
+    refuses an assignment that `generate_assignment` never recorded (autograde/gradebook.py records it without
+    touching notebooks/)."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    from autograde.gradebook import locked_record
+
+    with Gradebook(db_url) as gradebook:
+        try:
+            gradebook.find_assignment(stem)
+            return
+        except MissingEntry:
+            pass
+    refused = locked_record([stem], db_url)
+    if refused:
+        raise RuntimeError(f"the gradebook refused {stem}: {refused[stem].strip().splitlines()[-1:]}")
+
+
 @functools.lru_cache(maxsize=1)
 def read_results(path: str, mtime: int) -> dict:
     """A batch's results, read once for all its students (the file's time tells a new batch from the last)."""

@@ -1,7 +1,5 @@
-# The course's nbgrader configuration. Instructors run nbgrader from this folder
-# (`cd autograde && nbgrader ...`) or use the Makefile targets `release` and `grade`.
-from pathlib import Path
+# The course's nbgrader configuration. Instructors run nbgrader from this folder (`cd autograde && nbgrader ...`;
+# COURSE_ROOT=dir for a course kept in another folder, as `make ... COURSE=dir`) or use the Makefile's targets.
+from autograde.course import apply, course_root
 
-from autograde.course import apply
-
-apply(get_config(), Path(__file__).resolve().parent.parent)  # noqa: F821 (nbgrader provides get_config)
+apply(get_config(), course_root())  # noqa: F821 (nbgrader provides get_config)

@@ -31,6 +31,7 @@ import nbformat
 from autograde.course import apply
 from autograde.judge import StudentResult, release_notebook, with_results
 from autograde.nbgrader_runner import make_course_root
+from autograde.unreadable import keep_bytes, kept_name, problem_of, stand_in
 
 STAGING = ".nbgrader/graded-batch"  # inside the course root: what nbgrader's converter reads this time
 TIMESTAMP = "timestamp.txt"  # nbgrader's name for a submission's time, in its submitted/ folders
@@ -121,7 +122,10 @@ def autograde(root: Path, config, stem: str, results: list[StudentResult]) -> li
         if submitted.is_dir():  # the student's other files go with the notebook, as nbgrader would take them
             shutil.copytree(submitted, folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.ipynb"))
         folder.mkdir(parents=True, exist_ok=True)
-        nbformat.write(graded_notebook(stem, result), folder / f"{stem}.ipynb")
+        if not result.notebook and (submitted / f"{stem}.ipynb").is_file():  # unreadable: the bytes go beside it
+            keep_bytes(submitted / f"{stem}.ipynb", folder, stem)
+        nbformat.write(graded_notebook(stem, result, kept=(folder / kept_name(stem)).is_file()),
+                       folder / f"{stem}.ipynb")
     # Verdicts and status only: the graded notebooks are the staged files themselves.
     batch = {result.student: {**result.to_dict(), "notebook": ""} for result in results}
     (staging / "results.json").write_text(json.dumps({**batch, "_how": "make grade"}))
@@ -144,11 +148,13 @@ def autograde(root: Path, config, stem: str, results: list[StudentResult]) -> li
     return problems
 
 
-def graded_notebook(stem: str, result: StudentResult) -> nbformat.NotebookNode:
-    """The notebook as graded; for a submission that could not be read, the released one carrying the verdicts."""
+def graded_notebook(stem: str, result: StudentResult, *, kept: bool = False) -> nbformat.NotebookNode:
+    """The notebook as graded; for a submission that could not be read, the stand-in saying so (autograde/unreadable.py)
+    with the verdicts; `kept`: the submitted bytes lie beside it."""
     if result.notebook:
         return nbformat.reads(result.notebook, as_version=4)
-    return with_results(release_notebook(stem), {cell.grade_id: cell for cell in result.cells})
+    notebook = stand_in(release_notebook(stem), stem, problem_of(result.status), kept)
+    return with_results(notebook, {cell.grade_id: cell for cell in result.cells})
 
 
 def feedback_pages(root: Path, config, stem: str, students: list[str], out: Path) -> list[str]:
