@@ -13,9 +13,11 @@ help:
 	@echo "make release  regenerate notebooks/ from solutions/ (instructors)"
 	@echo "make student-kit [OUT=dist/student-kit] [GIVE=01,02]  what students get instead of the repository: OUT/ and"
 	@echo "              OUT.zip, without answers; GIVE hands out the course_lib.layers blocks of assignments that are due"
-	@echo "make formgrader  the instructor's JupyterLab on the repository: nbgrader's formgrader with every assignment"
+	@echo "make formgrader [ROSTER=roster.csv]  the instructor's JupyterLab on the repository: nbgrader's formgrader"
+	@echo "           with every assignment; ROSTER gives the gradebook's students their names (else their id)"
 	@echo "make grade ASSIGNMENT=01_positional_encoding SUBMISSIONS=dir OUT=dir [WORKERS=n] [DASK=tcp://host:8786]"
-	@echo "           (SUBMISSIONS holds <student>/ folders and/or the <student>.zip archives of make submit)"
+	@echo "           [ROSTER=roster.csv] (SUBMISSIONS holds <student>/ folders and/or the <student>.zip archives of"
+	@echo "           make submit; ROSTER, the file make export reads, names the students in the gradebook)"
 	@echo "make export FORMAT=canvas|moodle|csv [OUT=file] [ROSTER=roster.csv] [ASSIGNMENTS=01_positional_encoding,...]"
 	@echo "           the gradebook's scores as a file Canvas or Moodle imports, or one row per student and assignment"
 	@echo "make bench [BENCH_ARGS=...]  NER fine-tuning examples/s: the course's Keras step against HF transformers on PyTorch"
@@ -70,9 +72,10 @@ COURSE_ENV := $(if $(COURSE),COURSE_ROOT="$(abspath $(COURSE))")
 # The instructor's Lab, rooted at the repository: nbgrader needs the course root (the repository: solutions/,
 # notebooks/, .nbgrader/) inside the server's root to open source and release notebooks from the formgrader.
 # jupyter/instructor/nbgrader_config.py gives it the course's configuration and an exchange folder
-# (.nbgrader/exchange, or EXCHANGE=dir); the gradebook first records every assignment with its points.
+# (.nbgrader/exchange, or EXCHANGE=dir); the gradebook first records every assignment with its points, and names its
+# students from ROSTER=roster.csv (else by their id; a malformed roster stops here, before the Lab starts).
 formgrader: $(STAMP)
-	$(COURSE_ENV) $(BIN)/python -m autograde.gradebook
+	$(COURSE_ENV) $(BIN)/python -m autograde.gradebook $(if $(ROSTER),--roster "$(abspath $(ROSTER))")
 	JUPYTER_CONFIG_PATH="$(abspath jupyter/instructor)$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
 	  $(if $(EXCHANGE),COURSE_EXCHANGE="$(abspath $(EXCHANGE))") $(COURSE_ENV) \
 	  $(BIN)/jupyter lab --ServerApp.root_dir="$(or $(abspath $(COURSE)),$(CURDIR))" $(ALLOW_ROOT) $(LAB_ARGS)
@@ -92,9 +95,10 @@ student-kit: $(STAMP)
 
 grade: $(STAMP) sandbox
 	@if [ -z "$(ASSIGNMENT)" ] || [ -z "$(SUBMISSIONS)" ] || [ -z "$(OUT)" ]; then \
-		echo "usage: make grade ASSIGNMENT=01_positional_encoding SUBMISSIONS=dir OUT=dir [WORKERS=n] [DASK=tcp://host:8786]"; exit 2; fi
+		echo "usage: make grade ASSIGNMENT=01_positional_encoding SUBMISSIONS=dir OUT=dir [WORKERS=n] [DASK=tcp://host:8786] [ROSTER=roster.csv]"; exit 2; fi
 	$(COURSE_ENV) $(BIN)/python -m autograde.grade --assignment "$(ASSIGNMENT)" --submissions "$(SUBMISSIONS)" --out "$(OUT)" \
-		$(if $(filter-out auto,$(WORKERS)),--workers $(WORKERS)) $(if $(DASK),--dask-scheduler $(DASK)) $(GRADE_ARGS)
+		$(if $(filter-out auto,$(WORKERS)),--workers $(WORKERS)) $(if $(DASK),--dask-scheduler $(DASK)) \
+		$(if $(ROSTER),--roster "$(abspath $(ROSTER))") $(GRADE_ARGS)
 
 # The gradebook's scores as a file a learning platform imports (autograde/export.py; INSTRUCTORS.md, "Grades for a
 # learning platform"). OUT defaults to grades-<FORMAT>.csv; EXPORT_ARGS passes more, e.g. --canvas-ids.

@@ -23,6 +23,7 @@ import secrets
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -32,6 +33,11 @@ from traitlets import Float, Unicode
 from autograde.judge import Limits, StudentResult, empty_result, with_results
 
 STATUS_CELL_ID = "course-grading-status"
+KEPT = ".nbgrader/autograded-kept"  # in the course root: each submission's last graded notebook
+
+
+class GraderUnavailable(RuntimeError):
+    """The course's grader cannot run on this machine (no sandbox): nothing is graded, an earlier result stands."""
 
 
 class CourseGrading(NbGraderPreprocessor):
@@ -44,12 +50,31 @@ class CourseGrading(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         student = resources["nbgrader"]["student"]
         stem = resources["nbgrader"]["assignment"]
-        result, how = self._result(stem, student)
+        kept = self._kept(stem, student)
+        try:
+            result, how = self._result(stem, student)
+        except GraderUnavailable as reason:
+            if not kept.is_file():
+                raise
+            # nbgrader has removed the earlier graded notebook already; the last one graded comes back, said so.
+            self.log.warning("%s of %s not re-graded (%s): the earlier result stands", stem, student, reason)
+            earlier = nbformat.read(kept, as_version=4)
+            if earlier.cells and earlier.cells[0].get("id") == STATUS_CELL_ID:
+                earlier.cells[0].source += f"\n- not re-graded on {time.strftime('%Y-%m-%d %H:%M')}: {reason}"
+            return earlier, resources
         with_results(nb, {cell.grade_id: cell for cell in result.cells})
         nb.cells = [cell for cell in nb.cells if cell.get("id") != STATUS_CELL_ID]
         nb.cells.insert(0, status_cell(result, how))
         self._flag(resources, result)
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, kept)
         return nb, resources
+
+    def _kept(self, stem: str, student: str) -> Path:
+        """Where the last notebook graded for this submission is kept, outside what nbgrader removes on a re-run."""
+        from nbgrader.coursedir import CourseDirectory
+
+        return Path(CourseDirectory(config=self.config).root) / KEPT / student / f"{stem}.ipynb"
 
     def _result(self, stem: str, student: str) -> tuple[StudentResult, str]:
         if self.results:
@@ -66,13 +91,18 @@ class CourseGrading(NbGraderPreprocessor):
             f"nbgrader autograde (seed {seed})"
 
     def _flag(self, resources, result: StudentResult) -> None:
+        """nbgrader's flag on a flagged submission; a student nbgrader has just created gets the id as a name (the
+        formgrader would list "None, None"; a roster given to `make formgrader` or `make grade` named the others)."""
         from nbgrader.api import Gradebook
+
+        from autograde.roster import name_students
 
         info = resources["nbgrader"]
         with Gradebook(info["db_url"]) as gradebook:
             notebook = gradebook.find_submission_notebook(info["notebook"], info["assignment"], info["student"])
             notebook.flagged = "flagged:" in result.status
             gradebook.db.commit()
+        name_students(info["db_url"], students=[info["student"]])
 
 
 def record_assignment(stem: str, db_url: str) -> None:
@@ -116,7 +146,7 @@ def grade_elsewhere(stem: str, student: str, folder: Path, seed: int, *, timeout
 
     problem = sandbox_check()
     if problem:
-        raise RuntimeError(f"cannot grade {student}: {problem}")
+        raise GraderUnavailable(f"cannot grade {student}: {problem}")
     with tempfile.TemporaryDirectory(prefix="course-grading-") as tmp:
         task = Path(tmp) / "task.json"
         task.write_text(json.dumps({"stem": stem, "student": student, "folder": str(folder), "seed": seed,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import io
 import os
 import sys
 from dataclasses import dataclass
@@ -21,10 +20,9 @@ from datetime import datetime
 from pathlib import Path
 
 from autograde.gradebook import course_db_url
+from autograde.roster import ROSTER_COLUMNS, RosterError, read_roster
 
 FORMATS = ("canvas", "moodle", "csv")
-ROSTER_COLUMNS = ("student", "name", "canvas_id", "sis_user_id", "sis_login_id", "section", "email", "username",
-                  "idnumber")
 CANVAS_IDS = ("canvas_id", "sis_user_id", "sis_login_id")
 # The roster columns Moodle can find a user by, in the order they are preferred, with the field each one is.
 MOODLE_IDS = {"email": "Email address", "username": "Username", "idnumber": "ID number"}
@@ -98,48 +96,6 @@ def read_gradebook(db_url: str, wanted: list[str]) -> Grades:
         known = ", ".join(sorted(max_scores))
         raise ExportError(f"not in the gradebook {where}: {', '.join(unknown)} (it has {known})")
     return Grades({name: max_scores[name] for name in wanted or sorted(max_scores)}, names, submissions)
-
-
-def read_roster(path: Path) -> dict[str, dict[str, str]]:
-    """student id -> that student's row (column -> value, stripped), checked."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # -sig: Excel starts its UTF-8 CSV files with a BOM
-    except FileNotFoundError:
-        raise ExportError(f"roster {path} not found") from None
-    except UnicodeDecodeError:
-        raise ExportError(f"roster {path} is not UTF-8 text (save it as CSV UTF-8)") from None
-    except OSError as error:
-        raise ExportError(f"cannot read roster {path}: {error.strerror}") from None
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)  # strict: a stray quote is an error, not data
-    lines = []
-    try:
-        for row in reader:
-            if any(cell.strip() for cell in row):
-                lines.append((reader.line_num, [cell.strip() for cell in row]))
-    except csv.Error as error:
-        raise ExportError(f"roster {path} is not valid CSV (line {reader.line_num}: {error})") from None
-    if not lines:
-        raise ExportError(f"roster {path} is empty: its first line names the columns, one of them student")
-    header = lines[0][1]
-    if "student" not in header:
-        raise ExportError(f"roster {path} has no student column (its columns: {', '.join(header)})")
-    unknown = [column for column in header if column not in ROSTER_COLUMNS]
-    if unknown or len(set(header)) < len(header):
-        problem = f"unknown columns {', '.join(unknown)}" if unknown else "a column named twice"
-        raise ExportError(f"roster {path} has {problem} (known: {', '.join(ROSTER_COLUMNS)})")
-    roster, twice = {}, []
-    for number, row in lines[1:]:
-        if len(row) != len(header):
-            raise ExportError(f"roster {path} line {number} has {len(row)} fields, its header {len(header)}")
-        entry = dict(zip(header, row, strict=True))
-        if not entry["student"]:
-            raise ExportError(f"roster {path} line {number} has no student")
-        if entry["student"] in roster:
-            twice.append(entry["student"])
-        roster[entry["student"]] = entry
-    if twice:
-        raise ExportError(f"roster {path} lists students twice: {', '.join(sorted(set(twice)))}")
-    return roster
 
 
 def people(fmt: str, grades: Grades, roster: dict[str, dict[str, str]] | None, where: str) -> dict[str, dict]:
@@ -259,7 +215,10 @@ def export(fmt: str, out: Path, assignments: list[str], roster_path: Path | None
         raise ExportError(f"{out} is a folder: --out names the file to write")
     if roster_path is not None and out.resolve() == roster_path.resolve():
         raise ExportError(f"--out {out} is the roster: it would be overwritten")
-    roster = read_roster(roster_path) if roster_path is not None else None
+    try:  # the roster's checks are autograde/roster.py's, shared with make grade and make formgrader
+        roster = read_roster(roster_path) if roster_path is not None else None
+    except RosterError as error:
+        raise ExportError(str(error)) from None
     grades = read_gradebook(db_url or course_db_url(), assignments)
     who = people(fmt, grades, roster, str(roster_path))
     if fmt == "canvas":

@@ -2,12 +2,14 @@
 
     python -m autograde.grade --assignment 01_positional_encoding --submissions DIR --out OUT
         [--workers N] [--dask-scheduler tcp://host:8786] [--seed S] [--course-root ROOT | --no-gradebook]
+        [--roster roster.csv]
 
 DIR holds `<student>/<assignment>.ipynb` (and any files the student added), nbgrader's `submitted/` layout
 `<student>/<assignment>/<assignment>.ipynb` (with its timestamp.txt), and/or the archives `make submit` makes,
 `<student>.zip` with members `<student>/<assignment>.ipynb`: they are checked and unpacked into OUT/unpacked/ first
 (autograde/collect.py), and a faulty archive stops the batch before grading. This process alone then records the
-results in the course (autograde/record.py: the nbgrader gradebook, submitted/, autograded/, feedback/) and writes
+results in the course (autograde/record.py: the nbgrader gradebook, submitted/, autograded/, feedback/), gives the
+gradebook's students without a name one (autograde/roster.py: the roster's, else their id) and writes
 - OUT/grades.csv: student, assignment, score, max_score, status (one row per student, sorted);
 - OUT/grades_by_cell.csv: each exercise's score and the message the student reads;
 - OUT/feedback/<student>/<assignment>.html: the feedback page (nbgrader's, from the graded notebook);
@@ -32,8 +34,10 @@ from pathlib import Path
 
 from autograde.collect import CollectError, collect
 from autograde.course import course_root, list_assignments
+from autograde.gradebook import course_db_url, gradebook_lock
 from autograde.judge import Limits, StudentResult, grade_submission, max_points
 from autograde.record import TIMESTAMP, lateness, record_batch
+from autograde.roster import Roster, RosterError, name_students, read_roster
 
 GRADES_COLUMNS = ["student", "assignment", "score", "max_score", "status"]
 CELL_COLUMNS = ["student", "assignment", "grade_id", "score", "max_score", "message"]
@@ -102,11 +106,12 @@ def _run_dask(tasks: list[tuple], scheduler: str) -> Iterable[dict]:
 
 def grade_batch(stem: str, submissions: Path, out: Path, *, workers: int = 1, scheduler: str | None = None,
                 seed: int | None = None, limits: Limits | None = None, feedback: bool = True,
-                course_root: Path | None = None, db_url: str | None = None,
+                course_root: Path | None = None, db_url: str | None = None, roster: Roster | None = None,
                 progress: bool = False, log: Callable[[str], None] = print) -> list[StudentResult]:
     """Grade every `<student>/` folder and `<student>.zip` archive in `submissions`; record the results in the
-    course at `course_root` (its gradebook and autograded/; a throw-away course when None) and write the CSVs,
-    feedback pages and report to `out`. Raises CollectError, before grading anyone, when an archive is at fault."""
+    course at `course_root` (its gradebook and autograded/; a throw-away course when None), its students named
+    from `roster` (read_roster's) or by their id, and write the CSVs, feedback pages and report to `out`. Raises
+    CollectError, before grading anyone, when an archive is at fault."""
     started = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
     folders = collect(submissions, stem, out, log=log)
@@ -134,6 +139,8 @@ def grade_batch(stem: str, submissions: Path, out: Path, *, workers: int = 1, sc
     for problem in record_batch(stem, results, folders, out, course_root=course_root, db_url=db_url,
                                 feedback=feedback, log=log):
         log(problem)
+    if results and (course_root is not None or db_url):
+        _name_students(db_url or course_db_url(Path(course_root).resolve()), roster, log)
     _note_submission_times(results, folders, lateness(course_root, db_url, stem) if course_root else {})
     write_csvs(stem, results, out)
     _write_timing(results, out, time.monotonic() - started)
@@ -144,6 +151,18 @@ def grade_batch(stem: str, submissions: Path, out: Path, *, workers: int = 1, sc
     except Exception as error:
         log(f"no report: {type(error).__name__}: {error}")
     return results
+
+
+def _name_students(db_url: str, roster: Roster | None, log: Callable[[str], None]) -> None:
+    """nbgrader's autograde creates students without a name, which the formgrader lists as "None, None"."""
+    try:  # the grades are recorded: a name that cannot be written is said, never a lost batch
+        with gradebook_lock(db_url):
+            named = name_students(db_url, roster)
+    except Exception as error:
+        log(f"gradebook: students not named: {type(error).__name__}: {error}")
+        return
+    if named:
+        log(f"gradebook: named {len(named)} students ({'from the roster, ' if roster else ''}else by their id)")
 
 
 def _note_submission_times(results: list[StudentResult], folders: dict[str, Path], late: dict[str, float]) -> None:
@@ -218,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
                              "(default: this repository, or COURSE_ROOT)")
     parser.add_argument("--no-gradebook", action="store_true",
                         help="leave the course's gradebook alone (the feedback pages come from a throw-away course)")
+    parser.add_argument("--roster", type=Path, help="CSV of the students' names and emails for the gradebook "
+                                                    "(columns student, name, email, ...: the file make export reads)")
     args = parser.parse_args(argv)
     if args.assignment not in list_assignments():
         parser.error(f"unknown assignment {args.assignment!r}; known: {', '.join(list_assignments())}")
@@ -225,6 +246,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"submissions folder {args.submissions} does not exist")
     if args.workers < 1:
         parser.error("--workers must be at least 1")
+    if args.roster and args.no_gradebook:
+        parser.error("--roster names the gradebook's students: it has no use with --no-gradebook")
+    try:  # before anyone is graded: a roster the gradebook cannot use stops the batch
+        roster = read_roster(args.roster) if args.roster else None
+    except RosterError as error:
+        print(f"cannot grade: {error}", file=sys.stderr)
+        return 2
     from autograde.sandbox import sandbox_check
 
     problem = sandbox_check()
@@ -238,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         results = grade_batch(args.assignment, args.submissions, args.out, workers=args.workers,
                               scheduler=args.dask_scheduler, seed=args.seed, limits=limits,
                               feedback=not args.no_feedback, progress=sys.stderr.isatty(),
-                              course_root=None if args.no_gradebook else args.course_root,
+                              course_root=None if args.no_gradebook else args.course_root, roster=roster,
                               log=(lambda line: None) if sys.stderr.isatty() else print)
     except CollectError as error:
         print(f"cannot grade: {error}", file=sys.stderr)

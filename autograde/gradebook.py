@@ -1,25 +1,31 @@
 """Record every assignment, its notebooks, graded cells and points in the course's nbgrader gradebook.
 
     python -m autograde.gradebook              # all assignments in solutions/ (make formgrader runs this)
-    python -m autograde.gradebook 01_positional_encoding
+    python -m autograde.gradebook 01_positional_encoding [--roster roster.csv]
 
 nbgrader's formgrader lists the assignments it finds in `solutions/`, but takes their points from the
 gradebook (`.nbgrader/gradebook.db`), which only `nbgrader generate_assignment` fills. Running that in the
 repository would rewrite `notebooks/`, which `make release` owns. So it runs here on a throw-away course
 root (a copy of the sources) whose gradebook is the real one: the gradebook gets exactly what nbgrader
 records on a release, and `notebooks/` is not touched. Running it again updates the same rows.
+
+It then gives the gradebook's students without a name one (autograde/roster.py): the roster's (`--roster`, the file
+`make export` reads; its students are added), else their id, so that the formgrader does not list "None, None".
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from autograde.course import apply, course_root, list_assignments
 from autograde.nbgrader_runner import make_course_root
+from autograde.roster import RosterError, name_students, read_roster
 
 
 def course_db_url(root: Path | None = None) -> str:
@@ -58,31 +64,49 @@ def record(assignments: list[str], db_url: str) -> dict[str, str]:
     return failed
 
 
-def locked_record(assignments: list[str], db_url: str) -> dict[str, str]:
-    """`record` while holding a lock beside a file gradebook: two formgraders starting at once (or two tests)
-    would otherwise write the same SQLite file together, and one would fail with "database is locked"."""
+@contextlib.contextmanager
+def gradebook_lock(db_url: str) -> Iterator[None]:
+    """One writer at a time on a file gradebook: two formgraders starting at once (or two tests) would otherwise
+    write the same SQLite file together, and one would fail with "database is locked". A database server
+    serialises its writers itself. The lock file is the one autograde/record.py takes while recording a batch."""
     import fcntl
 
     path = db_url.removeprefix("sqlite:///")
-    if path == db_url:  # not a file database: its server serialises writers
-        return record(assignments, db_url)
+    if path == db_url:
+        yield
+        return
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(f"{path}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def locked_record(assignments: list[str], db_url: str) -> dict[str, str]:
+    """`record` while holding the gradebook's lock."""
+    with gradebook_lock(db_url):
         return record(assignments, db_url)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("assignments", nargs="*", help="assignment stems (default: all in solutions/)")
+    parser.add_argument("--roster", type=Path, help="CSV of the students' names and emails (columns student, "
+                                                    "name, email, ...: the file make export reads)")
     args = parser.parse_args(argv)
     known = list_assignments()
     unknown = sorted(set(args.assignments) - set(known))
     if unknown:
         parser.error(f"no such assignment in solutions/: {', '.join(unknown)}")
+    try:  # checked before anything is written: the formgrader does not start on a roster it cannot use
+        roster = read_roster(args.roster) if args.roster else None
+    except RosterError as error:
+        print(f"gradebook: {error}", file=sys.stderr)
+        return 2
     assignments = args.assignments or known
     db_url = course_db_url()
-    failed = locked_record(assignments, db_url)
+    with gradebook_lock(db_url):
+        failed = record(assignments, db_url)
+        named = name_students(db_url, roster)
     for stem, error in failed.items():
         # The formgrader still starts: it lists the assignment, without up-to-date points.
         print(f"gradebook: {stem} not updated:\n{error}", file=sys.stderr)
@@ -90,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     if done:
         where = db_url.removeprefix("sqlite:///")
         print(f"gradebook {where}: recorded {', '.join(done)} (notebooks, graded cells, points)")
+    if named:
+        print(f"gradebook: named {len(named)} students ({f'from {args.roster}, ' if roster else ''}"
+              f"else by their id)")
     return 0
 
 

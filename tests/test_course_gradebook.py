@@ -10,7 +10,10 @@ by `make grade`'s command into a throw-away course root that holds every assignm
 - `make export` reads those scores back;
 - re-grading replaces the automatic scores and keeps an instructor's manual score, extra credit and comment;
 - in a browser, `make formgrader` lists every assignment with its points, its Autograde button grades with the
-  course's grader, and it shows the graded submission's per-cell scores (screenshots/formgrader_grades.png).
+  course's grader, and it shows the graded submission's per-cell scores (screenshots/formgrader_grades.png);
+- `make grade` and `make formgrader` name the gradebook's students from the roster, else by their id, so that the
+  formgrader never lists "None, None", and refuse a malformed roster before anything else (issue 33; those tests
+  run no kernel: the grader is replaced by one that fails every check).
 """
 
 from __future__ import annotations
@@ -29,12 +32,18 @@ from graded_batches import SEED
 from lab_server import lab_server
 from submissions import STEM, write_submission
 
+import autograde.grade
+import autograde.gradebook
+import autograde.sandbox
 from autograde import registry
-from autograde.course import list_assignments
+from autograde.course import COURSE_ID, list_assignments
 from autograde.course_grading import STATUS_CELL_ID
 from autograde.grade import main as grade_main
+from autograde.gradebook import main as gradebook_main
+from autograde.judge import empty_result
 from autograde.nbgrader_runner import kernel_environment, make_course_root
 from autograde.record import course_config
+from autograde.unreadable import kept_name
 
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("course-gradebook")]
 SECONDS = 1000  # playwright counts in milliseconds
@@ -115,6 +124,26 @@ def test_the_formgrader_notebook_carries_the_verdicts_and_the_status(course):
         cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == row.test_id)
         shown = cell.outputs[0].get("evalue") or cell.outputs[0].get("text")
         assert messages[row.test_id] in shown, (row.test_id, shown)
+
+
+def test_an_unreadable_submission_is_shown_as_such_with_its_bytes_kept(course):
+    graded = course.root / "autograded" / "broken" / STEM
+    notebook = nbformat.read(graded / f"{STEM}.ipynb", as_version=4)
+    answers = [c.source for c in notebook.cells if c.get("metadata", {}).get("nbgrader", {}).get("solution")]
+    assert answers and all(text.startswith("# No answer shown: the submitted") for text in answers), answers
+    assert (graded / kept_name(STEM)).read_bytes() == (course.root / "submitted" / "broken" / STEM /
+                                                       f"{STEM}.ipynb").read_bytes()
+    page = (course.out / "feedback" / "broken" / f"{STEM}.html").read_text()
+    assert "No answer shown: the submitted" in page
+
+
+def test_students_feedback_pages_leave_the_flags_out(course):
+    note = nbformat.read(course.root / "autograded" / "rebinds" / STEM / f"{STEM}.ipynb", as_version=4).cells[0]
+    assert "flagged: rebinds the course's checks" in note.source  # the instructor's view
+    for page in (course.out / "feedback" / "rebinds" / f"{STEM}.html",
+                 course.root / "feedback" / "rebinds" / STEM / f"{STEM}.html"):
+        text = page.read_text()
+        assert "Graded by the course's grader" in text and "flagged" not in text, page
 
 
 def test_timestamps_are_kept_and_a_late_submission_says_so(course):
@@ -224,6 +253,27 @@ def test_formgrader_lists_every_assignment_and_shows_a_submissions_cell_scores(c
             note = nbformat.read(course.root / "autograded" / "rebinds" / STEM / f"{STEM}.ipynb", as_version=4).cells[0]
             assert "(nbgrader autograde (seed" in note.source and "3 / 5 points" in note.source, note.source
 
+            # The same button on the notebook cut in half: make grade's score and note, a one-line reason in the log
+            # instead of a traceback, and the graded folder still there (issue 33).
+            page.goto(f"{server.url}/formgrader/manage_submissions/{STEM}")  # closes the first button's window
+            page.wait_for_selector("td.autograde a", timeout=60 * SECONDS)
+            row = page.locator("table tbody tr").filter(has=page.get_by_text("broken", exact=True))
+            with page.expect_response(lambda r: r.url.endswith("/broken/autograde"), timeout=600 * SECONDS) as answer:
+                row.locator("td.autograde a").click()
+            reply = answer.value.json()
+            assert reply["success"] and "Traceback" not in reply.get("log", "") + reply.get("error", ""), reply
+            assert "could not be read (invalid notebook: not valid JSON" in reply["log"], reply["log"][-2000:]
+            graded = course.root / "autograded" / "broken" / STEM
+            note = nbformat.read(graded / f"{STEM}.ipynb", as_version=4).cells[0].source
+            assert "0 / 5 points" in note and "invalid notebook: not valid JSON" in note, note
+            assert (graded / kept_name(STEM)).read_bytes() == (course.root / "submitted" / "broken" / STEM /
+                                                               f"{STEM}.ipynb").read_bytes()
+            with gradebook(course) as book:
+                assert book.find_submission(STEM, "broken").score == 0
+                broken_id = book.find_submission_notebook(STEM, STEM, "broken").id
+            page.wait_for_selector(".modal-dialog", timeout=60 * SECONDS)
+            screenshot(page, "formgrader_autograde_unreadable")
+
             page.goto(f"{server.url}/formgrader/submissions/{notebook_id}/")  # one student's notebook
             page.wait_for_selector("input.score", timeout=60 * SECONDS)
             shot = screenshot(page, "formgrader_grades")
@@ -236,9 +286,141 @@ def test_formgrader_lists_every_assignment_and_shows_a_submissions_cell_scores(c
                     f"{grade_id}'s score {score:g} is not shown: {scores} ({shot})"
             assert "Graded by the course's grader" in text and "flagged: rebinds the course's checks" in text, shot
             assert "has wrong values" in text, f"the failed check's message is not on the page ({shot})"
-            # nbgrader's own submission page asks a CDN for MathJax (its template calls mathjax() without a URL):
-            # offline, its equations stay TeX; scores and messages do not depend on it. Nothing else may leave.
-            others = [url for url in refused if "/mathjax/" not in url.lower()]
-            assert not others, f"the submission page asked for things off the server (refused): {others}"
+            # Equations typeset by the server's MathJax (the course's formgrade template), nothing asked off it.
+            page.wait_for_function("() => window.MathJax && MathJax.isReady && "
+                                   "document.querySelectorAll('span.MathJax').length > 0", timeout=60 * SECONDS)
+            assert not refused, f"the submission page asked for things off the server (refused): {refused}"
+            screenshot(page, "formgrader_grades")
+
+            page.goto(f"{server.url}/formgrader/submissions/{broken_id}/")  # the unreadable one: said so
+            page.wait_for_selector("input.score", timeout=60 * SECONDS)
+            text = page.inner_text("body")
+            assert "No answer shown: the submitted" in text and kept_name(STEM) in text, text[:3000]
+            screenshot(page, "formgrader_unreadable")
+
+            page.goto(f"{server.url}/formgrader/manage_students")  # every student named, never "None, None"
+            page.wait_for_function("() => document.querySelectorAll('table tbody tr td a').length >= 3",
+                                   timeout=60 * SECONDS)
+            names = page.eval_on_selector_all("table tbody tr td:first-child", "cells => cells.map(c => c.innerText)")
+            assert sorted(name.split(",")[0].strip() for name in names) == sorted(CASES), names
+            assert not refused, f"the formgrader asked for things off the server (refused): {refused}"
         finally:
             page.close()
+
+
+# ----------------------------------------------------------------------------------------------
+# Students' names (issue 33). nbgrader 0.9.6's formgrader builds a student's name from the fields its API gives:
+# Manage Students (static/js/manage_students.js, render) and an assignment's Manage Submissions write
+# `last, first` with a null shown as "None"; Manual Grading's list of a notebook's submissions
+# (gradebook_notebook_submissions.js, render) writes `last, first` when neither is null, else the id.
+
+
+def manage_students_name(row: dict) -> str:
+    return f"{'None' if row['last_name'] is None else row['last_name']}, " \
+           f"{'None' if row['first_name'] is None else row['first_name']}"
+
+
+def submissions_page_name(row: dict) -> str:
+    if row["last_name"] is not None and row["first_name"] is not None:
+        return f"{row['last_name']}, {row['first_name']}"
+    return row["student"]
+
+
+def no_kernel_grader(stem: str, student: str, files: dict, seed: int, limits: dict) -> dict:
+    """Stands in for `grade.grade_files`: every check failed, at once, so that the recording is what is tested."""
+    return empty_result(stem, student, "not run: this test replaces the grader").to_dict()
+
+
+def never(*args, **kwargs):
+    raise AssertionError("reached with a roster that should have stopped everything")
+
+
+def student_rows(db_url: str) -> dict[str, dict]:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url, course_id=COURSE_ID) as book:
+        return {s.id: {"first_name": s.first_name, "last_name": s.last_name, "email": s.email} for s in book.students}
+
+
+def test_make_grade_names_students_from_the_roster_else_by_their_id(tmp_path, monkeypatch):
+    from nbgrader.api import Gradebook
+    from nbgrader.apps import NbGraderAPI
+
+    root = make_course_root(tmp_path / "course", [STEM])
+    db_url = course_config(root).CourseDirectory.db_url
+    with Gradebook(db_url, course_id=COURSE_ID) as book:
+        book.add_student("erin")  # as the formgrader's Autograde button leaves a student: no name
+        book.add_student("frank", last_name="Fischer")  # typed in the formgrader, its first name left empty (null)
+    for student in ("alice", "bob", "carol"):
+        write_submission("correct", tmp_path / "submissions" / student)
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student,name,email\nalice,Alice Liddell,alice@uni\nbob,,bob@uni\ndave,Dave Doe,\n"
+                      "frank,Frank Other,\n", encoding="utf-8")
+    monkeypatch.setattr(autograde.grade, "grade_files", no_kernel_grader)
+    monkeypatch.setattr(autograde.sandbox, "sandbox_check", lambda: None)
+    assert grade_main(["--assignment", STEM, "--submissions", str(tmp_path / "submissions"), "--out",
+                       str(tmp_path / "out"), "--workers", "1", "--no-feedback", "--course-root", str(root),
+                       "--roster", str(roster)]) == 0
+    api = NbGraderAPI(config=course_config(root))  # what the formgrader's pages ask for
+    students = {row["id"]: row for row in api.get_students()}
+    assert {student: manage_students_name(row) for student, row in students.items()} == {
+        "alice": "Liddell, Alice", "bob": "bob, ", "carol": "carol, ", "dave": "Doe, Dave", "erin": "erin, ",
+        "frank": "Fischer, "}  # the browser shows "bob," (a trailing space is not drawn)
+    assert (students["alice"]["email"], students["bob"]["email"], students["carol"]["email"]) == \
+        ("alice@uni", "bob@uni", None)
+    shown = {row["student"]: submissions_page_name(row) for row in api.get_notebook_submissions(STEM, STEM)}
+    assert shown == {"alice": "Liddell, Alice", "bob": "bob, ", "carol": "carol, "}, shown
+    assert all(row["last_name"] and row["first_name"] is not None for row in student_rows(db_url).values())
+
+
+def test_make_formgrader_names_students_and_keeps_the_names_it_finds(tmp_path, monkeypatch, capsys):
+    from nbgrader.api import Gradebook
+
+    root = tmp_path / "course"
+    root.mkdir()
+    monkeypatch.setenv("COURSE_ROOT", str(root))
+    monkeypatch.delenv("COURSE_DB_URL", raising=False)
+    db_url = course_config(root).CourseDirectory.db_url
+    with Gradebook(db_url, course_id=COURSE_ID) as book:
+        book.add_student("bob")  # graded with the formgrader's Autograde button
+        book.add_student("alice", first_name="Alice", last_name="Liddell", email="al@uni")  # typed in the formgrader
+    assert gradebook_main([STEM]) == 0
+    assert {s: manage_students_name(row) for s, row in student_rows(db_url).items()} == \
+        {"alice": "Liddell, Alice", "bob": "bob, "}
+    assert "named 1 students (else by their id)" in capsys.readouterr().out
+    # A roster given later: it names bob, whose name was his id, and leaves what was typed in the formgrader.
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student,name,email\nalice,Someone Else,other@uni\nbob,Bob Builder,bob@uni\n", encoding="utf-8")
+    assert gradebook_main([STEM, "--roster", str(roster)]) == 0
+    assert student_rows(db_url) == {"alice": {"first_name": "Alice", "last_name": "Liddell", "email": "al@uni"},
+                                    "bob": {"first_name": "Bob", "last_name": "Builder", "email": "bob@uni"}}
+
+
+MALFORMED_ROSTERS = {
+    "no student column": (b"name,email\nAlice,alice@uni\n", "has no student column (its columns: name, email)"),
+    "unknown column": (b"student,emial\nalice,alice@uni\n", "has unknown columns emial (known: student, name,"),
+    "not UTF-8": ("student,name\nzoe,Zo\u00eb\n".encode("latin-1"), "is not UTF-8 text (save it as CSV UTF-8)"),
+    "student twice": (b"student,name\nbob,Bob\nbob,Robert\n", "lists students twice: bob"),
+}
+
+
+@pytest.mark.parametrize("case", MALFORMED_ROSTERS)
+def test_a_malformed_roster_stops_grade_and_formgrader_before_anything(case, tmp_path, monkeypatch, capsys):
+    data, problem = MALFORMED_ROSTERS[case]
+    roster = tmp_path / "roster.csv"
+    roster.write_bytes(data)
+    root = tmp_path / "course"
+    root.mkdir()
+    monkeypatch.setenv("COURSE_ROOT", str(root))
+    monkeypatch.delenv("COURSE_DB_URL", raising=False)
+    monkeypatch.setattr(autograde.grade, "grade_files", never)
+    monkeypatch.setattr(autograde.gradebook, "record", never)
+    write_submission("correct", tmp_path / "submissions" / "alice")
+    assert grade_main(["--assignment", STEM, "--submissions", str(tmp_path / "submissions"), "--out",
+                       str(tmp_path / "out"), "--course-root", str(root), "--roster", str(roster)]) == 2
+    error = capsys.readouterr().err.splitlines()
+    assert len(error) == 1 and error[0].startswith(f"cannot grade: roster {roster} {problem}"), error
+    assert gradebook_main([STEM, "--roster", str(roster)]) == 2
+    error = capsys.readouterr().err.splitlines()
+    assert len(error) == 1 and error[0].startswith(f"gradebook: roster {roster} {problem}"), error
+    assert not (tmp_path / "out").exists() and not (root / ".nbgrader").exists()

@@ -1,4 +1,5 @@
-"""`make export` (autograde/export.py): the gradebook's scores as Canvas's and Moodle's import files and a tidy CSV.
+"""`make export` (autograde/export.py): the gradebook's scores as Canvas's and Moodle's import files and a tidy CSV;
+and the same roster giving the gradebook's students their names (autograde/roster.py, for grade and formgrader).
 
 A gradebook is recorded once (nbgrader's generate_assignment for 01 and 02, several seconds: hence the grading mark),
 then each test fills a copy with students, submissions and scores through nbgrader's Gradebook API. Nothing is graded.
@@ -17,6 +18,7 @@ from nbgrader.api import Gradebook
 from autograde.course import COURSE_ID
 from autograde.export import ExportError, export, main
 from autograde.gradebook import record
+from autograde.roster import name_students
 
 pytestmark = [pytest.mark.grading, pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")]
 
@@ -209,3 +211,38 @@ def test_cli_exit_codes_and_one_line_errors(db_url, tmp_path, capsys, monkeypatc
                             capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 2 and result.stderr.strip().splitlines() == [
         "export: unknown format 'pdf': choose canvas, moodle, csv"]
+
+
+def names(db_url: str) -> dict[str, tuple]:
+    with Gradebook(db_url, course_id=COURSE_ID) as gb:
+        return {s.id: (s.first_name, s.last_name, s.email) for s in gb.students}
+
+
+def test_roster_names_the_gradebooks_students_and_keeps_given_names(db_url, tmp_path):
+    roster = write_roster(tmp_path, "student,name,email,sis_login_id\n"
+                                    "alice,Someone Else,alice@uni,a1\n"  # named in the gradebook: only the email
+                                    "bob,Bob  Builder,bob@uni,b1\n"
+                                    'carol,"van der Berg, Carol Ann",,c1\n'  # "Last, First"
+                                    "dave,Dave,dave@uni,d1\n"  # one word: a last name
+                                    "erin,,,e1\n")  # no name: the id
+    with Gradebook(db_url, course_id=COURSE_ID) as gb:
+        gb.add_student("frank")  # as nbgrader's autograde creates a student: no name, and not in the roster
+    # the grading preprocessor's call: only the student it graded
+    assert name_students(db_url, roster, students=["frank", "nobody"]) == ["frank"]
+    assert names(db_url)["bob"] == (None, None, None)
+    assert name_students(db_url, roster) == ["alice", "bob", "carol", "dave", "erin"]
+    assert names(db_url) == {
+        "alice": ("Alice", "Liddell", "alice@uni"),
+        "bob": ("Bob", "Builder", "bob@uni"),
+        "carol": ("Carol Ann", "van der Berg", None),
+        "dave": ("", "Dave", "dave@uni"),  # in the roster only: added, so the formgrader lists the whole class
+        "erin": ("", "erin", None),
+        "frank": ("", "frank", None),
+    }
+    assert name_students(db_url, roster) == [] and name_students(db_url) == []  # nothing left to fill in
+    # A roster given later replaces the id that stood in for a name, never a name: the formgrader's edits stay.
+    with Gradebook(db_url, course_id=COURSE_ID) as gb:
+        gb.update_or_create_student("bob", first_name=None, last_name="Baumeister")  # the edit dialog's empty -> null
+    roster.write_text("student,name\nbob,Robert Builder\nfrank,Frank Fischer\n", encoding="utf-8")
+    assert name_students(db_url, roster) == ["bob", "frank"]
+    assert names(db_url)["bob"] == ("", "Baumeister", "bob@uni") and names(db_url)["frank"][:2] == ("Frank", "Fischer")

@@ -114,3 +114,55 @@ def test_the_formgrader_page_loads_mathjax_from_the_server_not_a_cdn():
     assert "static/jupyter_server_mathjax/MathJax.js" in html
     assert not re.search(r"https?://[^\"' ]*mathjax", html, flags=re.IGNORECASE), "a CDN's MathJax is still named"
     assert "formgrade.css" in html, "not nbgrader's formgrade page any more"
+
+
+def run_autograde(root, config, student: str) -> dict:
+    from nbgrader.converters import Autograde
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.utils import capture_log
+
+    coursedir = CourseDirectory(config=config)
+    coursedir.assignment_id, coursedir.student_id = STEM, student
+    converter = Autograde(coursedir=coursedir, config=config)
+    converter.force = True  # as the formgrader's button sets it
+    return capture_log(converter)
+
+
+def test_when_the_grader_cannot_run_the_earlier_result_stands(tmp_path, monkeypatch):
+    """nbgrader removes the graded notebook before converting; without a sandbox the course's grader refuses, and
+    the last graded notebook comes back with a note instead of the submission dropping to "needs autograding"."""
+    import autograde.sandbox
+    from nbgrader.api import Gradebook
+
+    from autograde import registry
+    from autograde.course_grading import KEPT
+    from autograde.gradebook import record
+    from autograde.judge import CellResult, with_results
+    from autograde.nbgrader_runner import make_course_root
+    from autograde.record import course_config
+
+    root = make_course_root(tmp_path / "course", [STEM])
+    config = course_config(root)
+    assert not record([STEM], config.CourseDirectory.db_url)
+    for student in ("carol", "dave"):
+        folder = root / "submitted" / student / STEM
+        folder.mkdir(parents=True)
+        nbformat.write(release_notebook(STEM), folder / f"{STEM}.ipynb")
+    cells = [CellResult(row.test_id, float(row.points), float(row.points), f"✓ {row.name}")
+             for row in registry.exercises(STEM)]
+    earlier = with_results(release_notebook(STEM), {cell.grade_id: cell for cell in cells})
+    earlier.cells.insert(0, status_cell(StudentResult("carol", STEM, 5.0, 5.0, "graded", cells), "make grade"))
+    (root / KEPT / "carol").mkdir(parents=True)
+    nbformat.write(earlier, root / KEPT / "carol" / f"{STEM}.ipynb")
+    monkeypatch.setattr(autograde.sandbox, "sandbox_check", lambda: "bubblewrap (bwrap) is not installed")
+
+    outcome = run_autograde(root, config, "carol")
+    assert outcome["success"], outcome
+    assert "not re-graded (cannot grade carol: bubblewrap (bwrap) is not installed)" in outcome["log"]
+    note = nbformat.read(root / "autograded" / "carol" / STEM / f"{STEM}.ipynb", as_version=4).cells[0].source
+    assert "5 / 5 points" in note and "- not re-graded on " in note, note
+    with Gradebook(config.CourseDirectory.db_url) as book:
+        assert book.find_submission(STEM, "carol").score == 5
+
+    outcome = run_autograde(root, config, "dave")  # nothing graded before: nbgrader's failure, naming the reason
+    assert not outcome["success"] and "cannot grade dave: bubblewrap (bwrap) is not installed" in outcome["log"]
