@@ -45,6 +45,10 @@ def test_scores_by_hand():
     assert ref.squad_em_f1("", []) == (1.0, 1.0) and ref.squad_em_f1("x", []) == (0.0, 0.0)
     assert ref.squad_em_f1("The", ["a"]) == (1.0, 1.0) and ref.squad_em_f1("", ["x"]) == (0.0, 0.0)
     assert all(type(score) is float for score in ref.squad_em_f1("x", ["x y"]))
+    # The same words in another order: F1 1.0 against both gold answers, exact match against one, first or last.
+    assert ref.squad_em_f1("car the red", ["the red car", "car the red"]) == (1.0, 1.0)
+    assert ref.squad_em_f1("the red car", ["the red car", "car the red"]) == (1.0, 1.0)
+    assert ref.squad_em_f1("car red", ["red car"]) == (0.0, 1.0)
 
 
 def test_the_scorer_of_the_mistakes_is_the_reference_unchanged():
@@ -91,10 +95,6 @@ def test_named_mistakes_fail_naming_themselves():
 def test_forms_and_other_mistakes_are_explained():
     solution = define("squad_em_f1")
 
-    def booleans(prediction, gold_answers):
-        em, f1 = solution(prediction, gold_answers)
-        return bool(em), f1
-
     def percentages(prediction, gold_answers):
         em, f1 = solution(prediction, gold_answers)
         return 100 * em, 100 * f1
@@ -120,13 +120,63 @@ def test_forms_and_other_mistakes_are_explained():
         return float(f1 > 0), f1
 
     for check in CHECKS:
-        expect_named(check, booleans, "a bool; return a float")
         expect_named(check, percentages, "not a ratio between 0.0 and 1.0")
-        expect_named(check, as_dict, "should return a tuple (exact_match, f1)")
+        expect_named(check, as_dict, f"should return a tuple (exact_match, f1), got dict: {visible.FORM}")
+        expect_named(check, lambda p, g: tuple(str(score) for score in solution(p, g)), "a str; return (exact_match")
         expect_named(check, crashes_without_gold, "with no gold answer at all the right answer is the empty string")
         expect_named(check, divides_by_zero, visible.EMPTY)
         expect_named(check, fills_in_the_empty_string, "changed its argument gold_answers")
         expect_named(check, some_overlap_matches, "exact match is 1.0 when the prediction equals one of the gold")
+
+
+def test_ints_and_bools_are_scores_too(capsys):
+    """SQuAD's script gives exact match as a bool, and its F1 is the int 0 when no word is shared: floats, ints and
+    Python bools from 0 to 1 pass, as the exercise's text says; a NumPy bool is refused by both checks alike (the
+    hidden one cannot read it back from the kernel), naming what to do."""
+    solution = define("squad_em_f1")
+
+    def as_bool(prediction, gold_answers):
+        em, f1 = solution(prediction, gold_answers)
+        return em == 1.0, f1
+
+    def as_int(prediction, gold_answers):
+        em, f1 = solution(prediction, gold_answers)
+        return int(em), int(f1) if f1 in (0.0, 1.0) else f1
+
+    def as_numpy(prediction, gold_answers):
+        em, f1 = solution(prediction, gold_answers)
+        return np.int64(em), np.float32(f1) if f1 in (0.0, 1.0) else f1
+
+    def as_numpy_bool(prediction, gold_answers):
+        em, f1 = solution(prediction, gold_answers)
+        return np.bool_(em), f1
+
+    for fn in (as_bool, as_int, as_numpy):
+        for check in CHECKS:
+            check(fn)
+    assert capsys.readouterr().out.count("\N{CHECK MARK}") == 6
+    for check in CHECKS:
+        expect_named(check, as_numpy_bool, "the exact match is a NumPy bool (numpy.bool_")
+
+
+def test_exact_match_of_the_gold_answer_with_the_best_f1_is_named():
+    """Exact match taken from the gold answer that wins on F1, ties going to the first or to the last of them, fails
+    both checks naming the mistake: both hold gold answers with the same words in another order, in both orders."""
+    message = next(mistake.message for mistake in mistakes.METRICS if mistake.name == "exact_of_best_f1")
+
+    def first_of_ties(prediction, gold_answers):
+        golds = list(gold_answers) or [""]
+        best = max(golds, key=lambda gold: ref.squad_em_f1(prediction, [gold])[1])
+        return ref.squad_em_f1(prediction, [best])
+
+    def last_of_ties(prediction, gold_answers):
+        golds = list(gold_answers) or [""]
+        best = max(reversed(golds), key=lambda gold: ref.squad_em_f1(prediction, [gold])[1])
+        return ref.squad_em_f1(prediction, [best])
+
+    for fn in (first_of_ties, last_of_ties):
+        for check in CHECKS:
+            expect_named(check, fn, message)
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
@@ -144,3 +194,9 @@ def test_the_hidden_check_through_the_wire(tmp_path, capsys):
     wrong = variants_of("squad_em_f1", False)[0]
     exec(wrong.source, namespace)
     expect_named(hidden.grade_squad_em_f1, remote.lookup("squad_em_f1"), wrong.message)
+    # A Python bool travels back from the kernel as a bool and passes; a NumPy bool does not, and is named.
+    exec(solutions()["squad_em_f1"].replace("return best_em, best_f1", "return best_em == 1.0, best_f1"), namespace)
+    hidden.grade_squad_em_f1(remote.lookup("squad_em_f1"))
+    assert capsys.readouterr().out.count("\N{CHECK MARK}") == 1
+    exec(solutions()["squad_em_f1"].replace("return best_em, best_f1", "return np.bool_(best_em), best_f1"), namespace)
+    expect_named(hidden.grade_squad_em_f1, remote.lookup("squad_em_f1"), "the exact match is a NumPy bool")

@@ -315,6 +315,12 @@ def _articles_first(text: str) -> str:
     return " ".join("".join(c for c in text if c not in string.punctuation).split())
 
 
+def _reordered(a) -> bool:
+    """One gold answer matches exactly and another holds the same words in another order (F1 1.0, no exact match)."""
+    scores = _scores(a)
+    return any(em == 1.0 for em, _ in scores) and any(em == 0.0 and f1 == 1.0 for em, f1 in scores)
+
+
 def _repeated(text: str) -> bool:
     words = metric_ref.tokens(text)
     return len(words) != len(set(words))
@@ -332,6 +338,8 @@ METRIC_CLASSES = (
     InputClass("several_golds", "several gold answers", lambda a: len(a["gold_answers"]) > 1),
     InputClass("best_gold_not_first", "several gold answers, the best F1 not the first's",
                lambda a: len(a["gold_answers"]) > 1 and max(_scores(a))[1] > _scores(a)[0][1]),
+    InputClass("reordered_gold", "a gold answer the prediction matches and another with its words in another order",
+               _reordered),
     InputClass("no_gold", "no gold answer (an unanswerable question)", lambda a: len(a["gold_answers"]) == 0),
     InputClass("golds_tuple", "the gold answers in a tuple", lambda a: isinstance(a["gold_answers"], tuple)),
     InputClass("empty_prediction", "an empty prediction", lambda a: a["prediction"] == ""),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course_lib.calls import expect_unchanged, judge_all, named
+from course_lib.calls import Opaque, expect_unchanged, judge_all, named
 from course_lib.checking import CheckFailed, call_learner, passed
 from course_lib.expected import load as load_expected
 
@@ -21,30 +21,40 @@ F1_RULE = ("F1 counts the words the normalised texts share, each as often as it 
            "&), precision = shared / predicted words, recall = shared / gold words, F1 = 2PR / (P + R)")
 EMPTY = ("when a normalised text has no word, F1 is 1.0 if both have none and 0.0 otherwise; with no gold answer at "
          "all the right answer is the empty string")
-RULE = f"{NORMALISE}; exact match is 1.0 when they are equal; {F1_RULE}; the best gold answer counts; {EMPTY}"
+BEST = "each score is its own maximum over the gold answers"
+FORM = "return (exact_match, f1), two numbers from 0 to 1 (each a float, an int or a Python bool)"
+RULE = f"{NORMALISE}; exact match is 1.0 when they are equal; {F1_RULE}; {BEST}; {EMPTY}"
 
 
 def _number(value) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    """A real number: a float or an int, Python's or NumPy's, or a Python bool (SQuAD's own script gives exact match
+    as a bool). A NumPy bool is refused (`_numpy_bool`): the hidden check cannot read one back from the kernel."""
+    return isinstance(value, (int, float, np.integer, np.floating))
+
+
+def _numpy_bool(value) -> bool:
+    """A NumPy bool scalar, here or as the hidden check receives it from the student's kernel (not plain data)."""
+    return isinstance(value, np.bool_) or (isinstance(value, Opaque) and value.kind in ("bool", "bool_"))
 
 
 def read_scores(result, call: str) -> tuple[float, float]:
-    """The learner's (exact match, F1) as floats, or a failure saying what is wrong with their form."""
+    """The learner's (exact match, F1) as floats (from floats, ints or Python bools), or a failure saying what is wrong
+    with their form."""
     if result is None:
         raise CheckFailed(f"{call} returned None: did you forget to return (exact_match, f1)?")
     if hasattr(result, "numpy") and not isinstance(result, np.ndarray):
         result = result.numpy()
     if not isinstance(result, (tuple, list, np.ndarray)) or (isinstance(result, np.ndarray) and result.ndim != 1):
-        raise CheckFailed(f"{call} should return a tuple (exact_match, f1) of two floats, got {type(result).__name__}")
+        raise CheckFailed(f"{call} should return a tuple (exact_match, f1), got {type(result).__name__}: {FORM}")
     if len(result) != 2:
-        raise CheckFailed(f"{call} returned {len(result)} value{'' if len(result) == 1 else 's'}: return "
-                          "(exact_match, f1), two floats")
+        raise CheckFailed(f"{call} returned {len(result)} value{'' if len(result) == 1 else 's'}: {FORM}")
     scores = []
     for name, value in zip(("exact match", "F1"), result, strict=True):
-        if isinstance(value, (bool, np.bool_)):
-            raise CheckFailed(f"{call}: the {name} is {value!r}, a bool; return a float, 1.0 or 0.0 (float(...))")
+        if _numpy_bool(value):
+            raise CheckFailed(f"{call}: the {name} is a NumPy bool (numpy.bool_, from a comparison of NumPy values "
+                              f"or the max of one); make it a Python bool or a float, bool(...) or float(...): {FORM}")
         if not _number(value):
-            raise CheckFailed(f"{call}: the {name} is {value!r}; return two floats, (exact_match, f1)")
+            raise CheckFailed(f"{call}: the {name} is {value!r}, a {type(value).__name__}; {FORM}")
         if not np.isfinite(float(value)) or not 0.0 <= float(value) <= 1.0:
             raise CheckFailed(f"{call}: the {name} is {float(value)!r}, not a ratio between 0.0 and 1.0 (a percentage? "
                               f"a division by zero?): {EMPTY}")
@@ -78,7 +88,7 @@ def expect_em_f1(result, expected, prediction: str, gold_answers, *, mistakes=()
     elif abs(got[0] - expected[0]) > TOLERANCE:
         why = f"{NORMALISE}; exact match is 1.0 when the prediction equals one of the gold answers, else 0.0"
     else:
-        why = f"{F1_RULE}; the best gold answer counts"
+        why = f"{F1_RULE}; {BEST}"
     raise CheckFailed(f"{head}{texts}: {why}")
 
 
@@ -99,6 +109,10 @@ METRIC_CASES = [
     ("no gold answer, something predicted", "Malmö", []),
     ("both empty once normalised", "The...", ["a"]),
     ("gold answers in a tuple", "490 metres", ("490 metres long", "490 m")),
+    ("the same words in another order: F1 1.0 for both gold answers, exact match for the second",
+     "Malmö and Copenhagen", ["Copenhagen and Malmö", "Malmö and Copenhagen"]),
+    ("the same words in another order: F1 1.0 for both gold answers, exact match for the first",
+     "Copenhagen and Malmö", ["Copenhagen and Malmö", "Malmö and Copenhagen"]),
     ("whitespace only, against an empty gold answer", "  \t", [""]),
     ("an article joined to a word by punctuation is not an article", "four-lane road", ["a-road lane"]),
     ("punctuation beyond . , ! ? is removed too", "$490 / 50%", ["490 50"]),
@@ -109,8 +123,9 @@ METRIC_CASES = [
 
 
 def check_squad_em_f1(squad_em_f1) -> None:
-    """squad_em_f1 on 18 predictions: normalisation (ASCII punctuation only, text outside ASCII kept), partial overlap,
-    several or no gold answers, empty texts."""
+    """squad_em_f1 on 20 predictions: normalisation (ASCII punctuation only, text outside ASCII kept), partial overlap,
+    several or no gold answers (each score its own maximum over them), empty texts; each score may be a float, an int
+    or a Python bool."""
     expected = load_expected(STEM, "metrics", "squad_em_f1")
 
     def judge(case):

@@ -1,11 +1,12 @@
 """Hidden check of `squad_em_f1` (assignment 07): the learner's function against the reference on the edge cases of
 SQuAD's scores (empty texts, no gold answer, texts of whitespace only or that normalise to nothing, articles joined to
-a word by punctuation, punctuation beyond the common marks and outside ASCII, letters and spaces outside ASCII) and on
-seeded random predictions and gold answers: random words in random case (some outside ASCII), articles (also inside
-words), punctuation around and inside words, runs of spaces, tabs, newlines and no-break spaces, repeated words, empty
-strings, one to four gold answers made from the prediction or not, in lists and tuples. All cases run in one request
-to the student's kernel; `grade_squad_em_f1(fn)` raises `CheckFailed` with a diagnosis or prints one success line
-(stdout only)."""
+a word by punctuation, punctuation beyond the common marks and outside ASCII, letters and spaces outside ASCII, gold
+answers with the same words in another order) and on seeded random predictions and gold answers: random words in
+random case (some outside ASCII), articles (also inside words), punctuation around and inside words, runs of spaces,
+tabs, newlines and no-break spaces, repeated words, empty strings, one to four gold answers made from the prediction
+or not, in lists and tuples, and in some pairs two more: the prediction and its words in another order (F1 1.0 for
+both, exact match for one). All cases run in one request to the student's kernel; `grade_squad_em_f1(fn)` raises
+`CheckFailed` with a diagnosis or prints one success line (stdout only)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,9 @@ EDGE_CASES = [
     ("Malmö’s", ["Malmös"]), ("Copenhagen — Malmö…", ["copenhagen malmö"]), ("«bridge»", ["bridge"]),
     ("東京 bridge’s", ["bridges"]), ("🙂 bridge", ["bridge"]), ("Straße", ["STRASSE"]), ("Malmö", ["Malmo"]),
     ("東京 tower", ["東京"]), ("copenhagen\u00a0malmö", ["copenhagen malmö"]),
+    # The same words in another order: F1 1.0 for both gold answers, exact match for one, first or last.
+    ("car the red", ["the red car", "car the red"]), ("The red car", ("the red car", "car, the red")),
+    ("x y z", ["y z x", "x y z", "z x y"]),
 ]
 RANDOM_CASES = 260
 
@@ -93,9 +97,19 @@ def gold_from(rng: np.random.Generator, prediction: str) -> str:
     return " ".join(changed)
 
 
+def reordered(rng: np.random.Generator, text: str) -> str:
+    """The text's words shuffled: the same words for F1, but an exact match only if the order comes out the same."""
+    words = text.split()
+    return " ".join(words[i] for i in rng.permutation(len(words)))
+
+
 def random_pair(rng: np.random.Generator):
     prediction = "" if rng.random() < 0.08 else random_text(rng, int(rng.integers(1, 8)))
     golds = [gold_from(rng, prediction) for _ in range(0 if rng.random() < 0.06 else int(rng.integers(1, 5)))]
+    if len(prediction.split()) > 1 and rng.random() < 0.12:  # the prediction and its words in another order
+        both = [_cased(rng, prediction), reordered(rng, prediction)]
+        at = int(rng.integers(0, len(golds) + 1))
+        golds[at:at] = both if rng.random() < 0.5 else both[::-1]
     return prediction, tuple(golds) if rng.random() < 0.3 else golds
 
 
@@ -120,4 +134,5 @@ def grade_squad_em_f1(squad_em_f1) -> None:
 
         judge_all(zip(labels, pairs, outcomes, strict=True), judge)
     passed(f"squad_em_f1 matches SQuAD's exact match and F1 on {len(pairs)} predictions (case, articles, punctuation, "
-           "spaces, repeated words, empty texts, text outside ASCII, several or no gold answers)")
+           "spaces, repeated words, empty texts, text outside ASCII, several or no gold answers, the same words in "
+           "another order)")

@@ -11,7 +11,7 @@ from collections import Counter
 
 from autograde.mistakes import Mistake
 from autograde.reference.qa import metrics as ref
-from course_lib.qa.metrics import EMPTY, F1_RULE, NORMALISE
+from course_lib.qa.metrics import BEST, EMPTY, F1_RULE, NORMALISE
 
 PUNCTUATION = set(string.punctuation)
 ARTICLES = r"\b(a|an|the)\b"
@@ -48,10 +48,12 @@ def ascii_words(text: str) -> list[str]:
 
 
 def scores(prediction, gold_answers, *, normalise=ref.normalize_answer, raw_exact: bool = False, units=str.split,
-           overlap: str = "counter", best=max, both_empty: float = 1.0, no_gold: str = "empty string"):
+           overlap: str = "counter", best=max, both_empty: float = 1.0, no_gold: str = "empty string",
+           exact_of_best_f1: bool = False):
     """(exact match, F1) as SQuAD computes them, unless a step is changed: the normalisation, exact match on the raw
     texts, F1 over other units (characters), a set instead of a Counter, the mean over the gold answers instead of
-    the best, F1 of two empty texts, no gold answer scored 0."""
+    the best, F1 of two empty texts, no gold answer scored 0, exact match taken from the gold answer with the best F1
+    instead of its own maximum."""
     golds = list(gold_answers)
     if not golds:
         if no_gold == "zero":
@@ -68,6 +70,11 @@ def scores(prediction, gold_answers, *, normalise=ref.normalize_answer, raw_exac
         shared = sum((Counter(mine) & Counter(theirs)).values()) if overlap == "counter" else \
             len(set(mine) & set(theirs))
         f1.append(2 * shared / (len(mine) + len(theirs)))
+    if exact_of_best_f1:
+        # Gold answers that tie on F1 (the same words in another order) are picked first or last by learners' code;
+        # whichever rule it is, when it is wrong it picked one that does not match: the smallest exact match of the tie.
+        top = max(f1)
+        return float(min(e for e, score in zip(exact, f1, strict=True) if score == top)), float(top)
     return float(best(exact)), float(best(f1))
 
 
@@ -116,6 +123,9 @@ METRICS = (
     Mistake("ascii_whitespace", "only ASCII whitespace separates words here, so a no-break space (\\xa0) joined two "
             "words: split with str.split(), which splits on every kind of whitespace; " + NORMALISE,
             _scorer(normalise=normaliser(ascii_spaces=True), units=ascii_words)),
+    Mistake("exact_of_best_f1", f"exact match was taken from the gold answer with the best F1; {BEST}: the same words "
+            "in another order (\"malmö and copenhagen\", \"copenhagen and malmö\") give F1 1.0 but no exact match, so "
+            "the gold answer with the best F1 need not be the one that matches", _scorer(exact_of_best_f1=True)),
     Mistake("exact_raw", "exact match compared the texts as they are; it compares the normalised texts (so \"The "
             f"Bridge!\" matches \"bridge\"): {NORMALISE}", _scorer(raw_exact=True)),
 )

@@ -1,7 +1,10 @@
 """Reference of squad_em_f1 (assignment 07), written independently of course_lib.layers (which a test keeps equal to
 it): the truth the checks grade against. It scores as SQuAD v1.1's official evaluation script does: answers
 normalised (lower case, punctuation and the articles a, an, the removed, whitespace collapsed), exact match and
-token F1 each the best over the gold answers. `tokens` is the grader's helper."""
+token F1 each its own best over the gold answers (they may come from two gold answers: the same words in another
+order score F1 1.0 without an exact match). It returns floats; the checks take a learner's ints or Python bools as well,
+since SQuAD's script gives exact match as a bool (averaged over the questions, times 100, afterwards). `tokens` is
+the grader's helper."""
 
 from __future__ import annotations
 
@@ -37,8 +40,8 @@ def f1(predicted: list[str], gold: list[str]) -> float:
 
 
 def squad_em_f1(prediction, gold_answers) -> tuple[float, float]:
-    """(exact match, token F1) of `prediction`, each the best over `gold_answers` (one string, or several); with no
-    gold answer the right prediction is the empty string."""
+    """(exact match, token F1) of `prediction` as floats, each its own best over `gold_answers` (one string, or
+    several); with no gold answer the right prediction is the empty string."""
     golds = [gold_answers] if isinstance(gold_answers, str) else list(gold_answers)
     predicted = tokens(prediction)
     gold_tokens = [tokens(gold) for gold in golds] or [[]]

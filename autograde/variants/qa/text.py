@@ -303,6 +303,47 @@ METRICS = [
     wrong("squad_em_f1", "punctuation replaced by spaces", source=metric_source(
         {"punctuation": "''.join(' ' if ch in string.punctuation else ch for ch in text)"}),
           message=named(metrics.METRICS, "punctuation_as_space")),
+    wrong("squad_em_f1", "exact match from the gold answer with the best F1 (the first of a tie)",
+          source=metric_source().replace("    return max(ems), max(f1s)\n",
+                                         "    best = f1s.index(max(f1s))\n    return ems[best], f1s[best]\n"),
+          message=named(metrics.METRICS, "exact_of_best_f1")),
+    wrong("squad_em_f1", "exact match from the gold answer with the best F1 (the last of a tie)",
+          source=metric_source().replace("    return max(ems), max(f1s)\n", (
+              "    best_em, best_f1 = 0.0, -1.0\n"
+              "    for em, f1 in zip(ems, f1s):\n"
+              "        if f1 >= best_f1:\n"
+              "            best_em, best_f1 = em, f1\n"
+              "    return best_em, best_f1\n")),
+          message=named(metrics.METRICS, "exact_of_best_f1")),
+    right("squad_em_f1", "as SQuAD's script scores: exact match a bool, F1 an int where it is 0 or 1 by rule", source=(
+        "import re\n"
+        "import string\n"
+        "from collections import Counter\n"
+        "\n"
+        "\n"
+        "def normalized_words(text):\n"
+        "    kept = ''.join(ch for ch in text.lower() if ch not in set(string.punctuation))\n"
+        "    return re.sub(r'\\b(a|an|the)\\b', ' ', kept).split()\n"
+        "\n"
+        "\n"
+        "def exact(prediction, gold):\n"
+        "    return normalized_words(prediction) == normalized_words(gold)\n"
+        "\n"
+        "\n"
+        "def token_f1(prediction, gold):\n"
+        "    p, g = normalized_words(prediction), normalized_words(gold)\n"
+        "    if not p or not g:\n"
+        "        return int(p == g)\n"
+        "    same = sum((Counter(p) & Counter(g)).values())\n"
+        "    if same == 0:\n"
+        "        return 0\n"
+        "    precision, recall = same / len(p), same / len(g)\n"
+        "    return 2 * precision * recall / (precision + recall)\n"
+        "\n"
+        "\n"
+        "def squad_em_f1(prediction, gold_answers):\n"
+        "    golds = list(gold_answers) or ['']\n"
+        "    return max(exact(prediction, g) for g in golds), max(token_f1(prediction, g) for g in golds)\n")),
     right("squad_em_f1", "a regular expression for the punctuation, precision and recall spelled out", source=(
         "import re\n"
         "import string\n"
