@@ -72,11 +72,13 @@ COURSE_ENV := $(if $(COURSE),COURSE_ROOT="$(abspath $(COURSE))")
 # The instructor's Lab, rooted at the repository: nbgrader needs the course root (the repository: solutions/,
 # notebooks/, .nbgrader/) inside the server's root to open source and release notebooks from the formgrader.
 # jupyter/instructor/nbgrader_config.py gives it the course's configuration and an exchange folder
-# (.nbgrader/exchange, or EXCHANGE=dir); the gradebook first records every assignment with its points, and names its
+# (.nbgrader/exchange, or EXCHANGE=dir); jupyter/instructor/data (JUPYTER_PATH) has the formgrader's pages typeset
+# equations with the server's MathJax instead of a CDN's; the gradebook first records every assignment with its points, and names its
 # students from ROSTER=roster.csv (else by their id; a malformed roster stops here, before the Lab starts).
 formgrader: $(STAMP)
 	$(COURSE_ENV) $(BIN)/python -m autograde.gradebook $(if $(ROSTER),--roster "$(abspath $(ROSTER))")
 	JUPYTER_CONFIG_PATH="$(abspath jupyter/instructor)$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
+	  JUPYTER_PATH="$(abspath jupyter/instructor/data)$${JUPYTER_PATH:+:$$JUPYTER_PATH}" \
 	  $(if $(EXCHANGE),COURSE_EXCHANGE="$(abspath $(EXCHANGE))") $(COURSE_ENV) \
 	  $(BIN)/jupyter lab --ServerApp.root_dir="$(or $(abspath $(COURSE)),$(CURDIR))" $(ALLOW_ROOT) $(LAB_ARGS)
 

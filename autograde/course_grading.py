@@ -13,6 +13,11 @@ Two ways to get the verdicts:
 Each test cell's output becomes its verdict, which nbgrader's SaveAutoGrades turns into the cell's score; a
 markdown cell at the top says how the notebook was graded and what the grader repaired or noticed, and a
 flagged submission is flagged in the gradebook (the formgrader shows the flag).
+
+The graded notebook is also kept in `.nbgrader/autograded-kept/`: nbgrader removes the earlier one before it
+converts, so when the grader cannot run here (no sandbox), the last result comes back with a note instead of the
+submission dropping to "needs autograding". A file that is not a notebook never reaches this step as such:
+autograde/unreadable.py reads it as the stand-in `make grade` records too.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""The pages graded notebooks are shown in: students' feedback pages and the formgrader's, equations typeset offline.
+"""Students' feedback pages: the course's template for nbgrader's generate_feedback, and MathJax offline.
 
 autograde/record.py runs nbgrader's generate_feedback on each graded notebook with these settings. The pages use
 the course's template (autograde/templates/course_feedback, extending nbgrader's): test cells are named by their
 exercise and long lines wrap. Equations are typeset by a copy of MathJax from the `jupyter-server-mathjax` package
 in OUT/feedback/mathjax/, so the pages work offline. The grader's note on top keeps its `flagged:` items for the
-instructor (`StudentNote`). The formgrader's own pages (`formgrader_pages`) load the MathJax the Jupyter server serves.
+instructor (`StudentNote`).
 """
 
 from __future__ import annotations
@@ -40,16 +40,6 @@ def page_settings(config) -> None:
     # nbconvert's trait (nbconvert/exporters/html.py), for templates that pass it on; nbgrader's feedback header
     # calls mathjax() without it, which course_feedback/mathjax.html.j2 answers with this same URL.
     config.HTMLExporter.mathjax_url = MATHJAX_URL
-
-
-def formgrader_pages(config) -> None:
-    """The formgrader's submission pages in the course's template (autograde/templates/course_formgrade, extending
-    nbgrader's `formgrade`): MathJax from the server (jupyter-server-mathjax), not from a CDN. The configuration file
-    is read after the formgrader's own settings, so nbgrader's template folder is named again."""
-    from nbgrader.server_extensions.formgrader import handlers
-
-    config.HTMLExporter.template_name = "course_formgrade"
-    config.HTMLExporter.extra_template_basedirs = [str(TEMPLATES), handlers.template_path]
 
 
 class StudentNote(NbGraderPreprocessor):

@@ -6,15 +6,13 @@
 
 from __future__ import annotations
 
-import re
-
 import nbformat
 import pytest
 from traitlets.config import Config, Configurable
 
 from autograde.course import SHOW_FLAGS_TO_STUDENTS, apply
 from autograde.course_grading import status_cell
-from autograde.feedback import StudentNote, formgrader_pages
+from autograde.feedback import StudentNote
 from autograde.judge import StudentResult, release_notebook
 from autograde.unreadable import CourseExporter, kept_name, problem_of, stand_in
 from course_lib.notebooks import nbgrader_meta
@@ -102,18 +100,26 @@ def test_students_read_the_note_without_its_flags_unless_the_course_shows_them(s
     assert ("flagged:" in note) is show, note
 
 
-def test_the_formgrader_page_loads_mathjax_from_the_server_not_a_cdn():
+def test_the_formgrader_page_loads_mathjax_from_the_server_not_a_cdn(monkeypatch):
+    """The page as the formgrader renders it (nbgrader's formgrade template, its folder named by nbgrader) in the
+    instructor's Lab, whose JUPYTER_PATH holds the course's mathjax macro; the browser test opens it offline."""
     from nbconvert import HTMLExporter
+    from nbgrader.server_extensions.formgrader import handlers
 
+    from autograde.course import REPO_ROOT
+
+    monkeypatch.setenv("JUPYTER_PATH", str(REPO_ROOT / "jupyter" / "instructor" / "data"))
     config = Config()
-    formgrader_pages(config)
+    config.HTMLExporter.template_name = "formgrade"
+    config.HTMLExporter.extra_template_basedirs = [handlers.template_path]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("$PE_{(pos, 2i)} = \\sin(x)$")])
     resources = {"assignment_id": STEM, "notebook_id": STEM, "submission_id": "x", "index": 0, "total": 1,
                  "base_url": "", "student": "carol", "last_name": "carol", "first_name": "", "notebook_path": "x"}
     html, _ = HTMLExporter(config=config).from_notebook_node(notebook, resources=resources)
-    assert "static/jupyter_server_mathjax/MathJax.js" in html
-    assert not re.search(r"https?://[^\"' ]*mathjax", html, flags=re.IGNORECASE), "a CDN's MathJax is still named"
     assert "formgrade.css" in html, "not nbgrader's formgrade page any more"
+    loader = html[html.index('path.indexOf("/formgrader/")'):]
+    assert 'static/jupyter_server_mathjax/MathJax.js' in loader.split("document.write")[0], loader[:600]
+    assert '<script src="https://cdnjs' not in html, "the CDN's MathJax is loaded unconditionally"
 
 
 def run_autograde(root, config, student: str) -> dict:
@@ -131,9 +137,9 @@ def run_autograde(root, config, student: str) -> dict:
 def test_when_the_grader_cannot_run_the_earlier_result_stands(tmp_path, monkeypatch):
     """nbgrader removes the graded notebook before converting; without a sandbox the course's grader refuses, and
     the last graded notebook comes back with a note instead of the submission dropping to "needs autograding"."""
-    import autograde.sandbox
     from nbgrader.api import Gradebook
 
+    import autograde.sandbox
     from autograde import registry
     from autograde.course_grading import KEPT
     from autograde.gradebook import record
