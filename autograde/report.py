@@ -5,26 +5,33 @@
 
 It reads what `autograde.grade` wrote into OUT: grades.csv and grades_by_cell.csv (required: a missing or
 malformed one is an error naming it, exit code 2), timing.csv and grading.json (optional: what they lack is "not
-recorded"). The page is one self-contained HTML file (inline SVG plots, no network); per assignment: the score
-histogram, the share of students who passed each exercise, each exercise's mistakes by number of students, the
-flagged submissions and the grading time.
+recorded"). The page is one self-contained HTML file (inline SVG plots, no network); per assignment: what to teach
+again, the score histogram, the share of students who passed each exercise, each exercise's mistakes by number of
+students and what could not be judged, the flagged submissions and the grading time.
 
-Messages are grouped into mistakes by `group`: a message holding a message of the catalogues in
-autograde/mistakes/ is that named mistake; an unfinished, undefined, timed-out, crashed or ungraded exercise is
-one group of its kind; a crash of the learner's code is grouped by its exception type; any other message by its
-text without the case label ("[batch 2, mask ...]") or the call ("f(3, 4) is wrong: ") in front and with every
-number as "#": the messages of one mistake differ only in shapes, values and positions.
+Messages are grouped into mistakes by `group` (autograde/mistakes/messages.py): a message holding a message of the
+catalogues in autograde/mistakes/ is that named mistake; a crash of the learner's code is grouped by its exception
+type; any other message by its text without the case label ("[batch 2, mask ...]") or the call ("f(3, 4) is wrong: ")
+in front and with its sample values as "#" (`hide_samples`). Those are the teaching mistakes. An exercise that could
+not be judged (not implemented yet, undefined, an invalid or missing notebook, timed out, a dead kernel, not graded)
+is one group of its kind, apart; so is whatever a flagged submission (a status with "flagged:") got wrong: neither
+counts as something to teach again, and teaching shares are over the students judged on the exercise, flagged ones
+left out.
 
-mistakes.csv has one row per exercise and mistake (exercises in notebook order, the most frequent mistake first):
+mistakes.csv has one row per exercise and mistake (exercises in notebook order; per exercise the teaching mistakes,
+the most frequent first, then the not judged, then the flagged):
     assignment        the assignment stem
     exercise          the exercise (the function or class the learner writes, as autograde.registry names it)
     grade_id          its test cell's grade id, as in grades_by_cell.csv
-    mistake           the catalogue mistake's name, the kind of failure ("not implemented yet", "timed out",
-                      "get_angles raised IndexError", ...), or the grouped message with numbers as "#"
+    mistake           the catalogue mistake's name, "get_angles raised IndexError", the grouped message with sample
+                      values as "#"; why it was not judged ("not implemented yet", "invalid notebook", ...); or
+                      "flagged submission"
     students          how many students made it
-    share             students / students in the batch, a fraction from 0 to 1
+    share             a fraction from 0 to 1: for a teaching row, students / students judged on the exercise (who
+                      passed or made a teaching mistake, flagged ones left out); else students / students in the batch
     example_students  up to 5 of them, separated by spaces
     example_message   one of their messages, as the student read it
+    kind              "teaching", "not judged" or "flagged"
 """
 
 from __future__ import annotations
@@ -39,25 +46,19 @@ import re
 import statistics
 import sys
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 from autograde import registry
+from autograde.mistakes.messages import TEACHING, group
 from course_lib.notebooks import exercise_name
 
 GRADES = ("student", "assignment", "score", "max_score", "status")
 CELLS = ("student", "assignment", "grade_id", "score", "max_score", "message")
 CSV_COLUMNS = ["assignment", "exercise", "grade_id", "mistake", "students", "share", "example_students",
-               "example_message"]
+               "example_message", "kind"]  # kind last: readers of the columns before it by position still work
 SHOWN = 5  # student ids listed per mistake before "and N more"
-# Failures with no answer to judge: (pattern, group); None: the message, numbers as "#", says why.
-NOT_JUDGED = ((r"is not implemented yet", "not implemented yet"), (r"^not graded", None),
-              (r"is not defined in the notebook", "not defined in the notebook"),
-              (r"did not return within|timed out", "timed out"),
-              (r"killed the kernel|ran out of memory", "crashed the kernel or ran out of memory"),
-              (r"^grading \w+ failed", "the grader failed"), (r"^missing: ", "no notebook in the submission"),
-              (r"^invalid notebook", "invalid notebook"), (r"^invalid student folder name", "invalid student id"))
-KINDS = {"named": "named mistake", "not judged": "not judged", "error": "the code raised", "other": "message"}
+KINDS = {"named": "named mistake", "error": "the code raised", "other": "message"}  # the teaching ones, as shown
+FLAGGED = "flagged submission"  # the one group of a flagged student's failures: its answers may not be their own
 E = html.escape
 
 
@@ -93,8 +94,13 @@ class Exercise:
     name: str
     grade_id: str
     points: float
-    passed: list[str] = field(default_factory=list)
-    groups: list[Group] = field(default_factory=list)
+    passed: list[str] = field(default_factory=list)  # every student with full points, flagged ones too
+    groups: list[Group] = field(default_factory=list)  # teaching mistakes (most frequent first), not judged, flagged
+    judged: list[str] = field(default_factory=list)  # who passed or made a teaching mistake, flagged ones left out
+    flagged: list[str] = field(default_factory=list)  # the flagged students, who passed or not
+
+    def of(self, *kinds: str) -> list[Group]:
+        return [g for g in self.groups if g.kind in kinds]
 
 
 def _csv(path: Path, columns: tuple[str, ...]) -> list[dict]:
@@ -136,63 +142,20 @@ def load(out: Path) -> Batch:
     return Batch(out, str(assignment), grades, cells, timing, info)
 
 
-@cache
-def catalogue(stem: str | None = None) -> dict[str, str]:
-    """message -> name of every mistake in the assignment's catalogue (autograde/mistakes/<topic>), or in all of
-    them: one assignment's spares a batch of 01 the import of 08's PyTorch references."""
-    import importlib
-    import pkgutil
-
-    from autograde import mistakes
-
-    names = [module.name for module in pkgutil.walk_packages(mistakes.__path__, "autograde.mistakes.",
-                                                              onerror=lambda name: None)]
-    if stem is not None:
-        prefix = f"autograde.mistakes.{registry.topic(stem)}"
-        names = [name for name in names if name == prefix or name.startswith(prefix + ".")]
-    found = {}
-    for name in names:
-        try:
-            values = vars(importlib.import_module(name)).values()
-        except Exception:  # noqa: BLE001 (a library missing here: that catalogue's messages are grouped by text)
-            continue
-        for value in values:
-            for item in value if isinstance(value, (tuple, list)) else ():
-                if isinstance(item, mistakes.Mistake):
-                    found.setdefault(item.message, item.name)
-    return found
-
-
-def _numbers(text: str) -> str:
-    # Digits inside a name (float32, d_k2) are part of what the message says; the others differ by input.
-    return re.sub(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\w)", "#", text)
-
-
-def group(message: str, stem: str | None = None) -> tuple[str, str, str]:
-    """(kind, mistake, what it says) of a failed exercise's message (of assignment `stem`): see Group."""
-    text = " ".join(message.split())
-    for pattern, name in NOT_JUDGED:
-        if re.search(pattern, text):
-            return "not judged", name or _numbers(text), name or _numbers(text)
-    known = catalogue(stem)
-    named = [m for m in known if m in text]
-    if named:  # the longest: a message that contains another is the more specific
-        return "named", known[max(named, key=len)], max(named, key=len)
-    crash = re.search(r"(\w+) raised (\w+):", text) or re.match(r"(\w+): (\w+(?:Error|Exception)):", text)
-    if crash:  # what follows the type is the learner's own code talking, different for each
-        return "error", f"{crash[1]} raised {crash[2]}", f"{crash[1]} raised {crash[2]}"
-    text = re.sub(r"^\[[^\]]*\]\s*", "", text)  # the case label says where, not what
-    text = _numbers(re.split(r" (?:is|are) wrong: ", text, maxsplit=1)[-1])
-    return "other", text, text
+def flagged(batch: Batch) -> set[str]:
+    """The students whose status flags their submission for a human to read."""
+    return {g["student"] for g in batch.grades if "flagged:" in g["status"]}
 
 
 def exercises(batch: Batch) -> list[Exercise]:
-    """Each graded exercise with who passed and who made which mistake, the most frequent first."""
+    """Each graded exercise with who passed, who made which teaching mistake (the most frequent first), who could not
+    be judged and why, and which flagged students failed it."""
     rows = {row.test_id: row for row in registry.exercises(batch.assignment)}
     present = list(dict.fromkeys(c["grade_id"] for c in batch.cells))
     order = [t for t in rows if t in present or not present] + [t for t in present if t not in rows]
     cells = {(c["student"], c["grade_id"]): c for c in batch.cells}
     status = {g["student"]: g["status"] for g in batch.grades}
+    suspect = flagged(batch)
     made = []
     for grade_id in order:
         points = rows[grade_id].points if grade_id in rows else max(
@@ -201,15 +164,23 @@ def exercises(batch: Batch) -> list[Exercise]:
         groups: dict[tuple[str, str], Group] = {}
         for student in batch.students:
             cell = cells.get((student, grade_id))
+            if student in suspect:
+                exercise.flagged.append(student)
             if cell and cell["score"] >= cell["max_score"]:
                 exercise.passed.append(student)
+                exercise.judged += [student] * (student not in suspect)
                 continue
             # No row: the grader itself failed on the submission (a "grader error" status says how).
             kind, mistake, what = (group(cell["message"], batch.assignment) if cell
                                    else ("not judged", "no result", "no result"))
+            if student in suspect:  # its answer may not be the student's work: not the class's mistake
+                kind, mistake, what = "flagged", FLAGGED, FLAGGED
+            elif kind in TEACHING:
+                exercise.judged.append(student)
             example = cell["message"] if cell else status.get(student, "")
             groups.setdefault((kind, mistake), Group(kind, mistake, what, example)).students.append(student)
-        exercise.groups = sorted(groups.values(), key=lambda g: (-len(g.students), g.mistake))
+        apart = {"not judged": 1, "flagged": 2}  # after the teaching mistakes, in this order
+        exercise.groups = sorted(groups.values(), key=lambda g: (apart.get(g.kind, 0), -len(g.students), g.mistake))
         made.append(exercise)
     return made
 
@@ -245,12 +216,13 @@ def _plots(batch: Batch, done: list[Exercise], total: float) -> str:
         figure, ax = axes(0.6 + 0.28 * max(1, len(done)))
         shares = [len(x.passed) / max(1, len(batch.students)) for x in done]
         ax.barh([x.name for x in done], shares, color="#5b8c5a")
-        ax.set(xlim=(0, 1), xlabel="students who passed")
+        ax.set(xlim=(0, 1), xlabel=f"students who passed, of all {len(batch.students)}")
         ax.invert_yaxis()  # notebook order, top to bottom
         ax.xaxis.set_major_formatter(PercentFormatter(1.0))
-        for y, share in enumerate(shares):
-            ax.text(min(share, 0.85) + 0.01, y, f"{share:.0%}", va="center")
-        return plots + _svg(figure, f"{batch.assignment}: share of students who passed each exercise")
+        for y, fraction in enumerate(shares):
+            ax.text(min(fraction, 0.85) + 0.01, y, f"{fraction:.0%}", va="center")
+        return plots + _svg(figure, f"{batch.assignment}: share of all {len(batch.students)} students who passed each "
+                                    "exercise")
 
 
 def _table(head: list[str], rows: list[list[str]], numeric: tuple[int, ...] = ()) -> str:
@@ -264,6 +236,26 @@ def _who(students: list[str]) -> str:
     return " ".join(students[:SHOWN]) + (f" and {len(students) - SHOWN} more" if len(students) > SHOWN else "")
 
 
+PER_JUDGED = ("The mistakes made by the largest shares of students, in the answers that were judged. A share is "
+              "of the students judged on the exercise: who passed it or made a mistake in it, leaving out the flagged "
+              "submissions and the answers that could not be judged (not implemented yet, an invalid or missing "
+              "notebook, timed out, a dead kernel, not graded).")
+
+
+def share(g: Group, x: Exercise) -> float:
+    """The share of the students judged on exercise `x` who made the teaching mistake `g`."""
+    return len(g.students) / max(1, len(x.judged))
+
+
+def _counts(x: Exercise) -> str:
+    """Who was judged on the exercise, who passed, and who was set apart."""
+    made = sum(len(g.students) for g in x.of(*TEACHING))
+    said = [f"{len(x.judged)} judged, {len(x.judged) - made} of them passed"]
+    said += [f"{n} not judged" for n in [sum(len(g.students) for g in x.of("not judged"))] if n]
+    said += [f"{len(x.flagged)} flagged, left out"] * bool(x.flagged)
+    return f"<p>Students: {'; '.join(said)}.</p>"
+
+
 def _section(batch: Batch, done: list[Exercise], page: Path) -> str:
     stem, count = batch.assignment, len(batch.students)
     total = max((g["max_score"] for g in batch.grades), default=0)
@@ -271,19 +263,26 @@ def _section(batch: Batch, done: list[Exercise], page: Path) -> str:
     median = f"median score {statistics.median(scores):g} of {total:g}" if scores else "no scores"
     parts = [f'<section id="{E(stem)}"><h2>{E(stem)}</h2><p>{count} students, {median}; from '
              f"<code>{E(str(batch.out))}</code>.</p>"]
-    # What learners got wrong rather than what they left undone: the lecture's material.
-    wrong = sorted(((g, x) for x in done for g in x.groups if g.kind != "not judged"),
-                   key=lambda pair: -len(pair[0].students))
-    if wrong:
-        parts.append("<h3>To explain again</h3>" + _table(["exercise", "mistake", "students"], [
-            [E(x.name), E(g.what), f"{len(g.students)} ({len(g.students) / count:.0%})"] for g, x in wrong[:5]], (2,)))
+    # What learners got wrong rather than what they left undone or may not have written: the lecture's material.
+    wrong = sorted(((g, x) for x in done for g in x.of(*TEACHING)), key=lambda pair: -share(pair[0], pair[1]))
+    parts.append("<h3>To explain again</h3>" + (
+        f"<p>{PER_JUDGED}</p>" + _table(["exercise", "mistake", "students judged on it"], [
+            [E(x.name), E(g.what), f"{len(g.students)} of {len(x.judged)} ({share(g, x):.0%})"]
+            for g, x in wrong[:5]], (2,)) if wrong
+        else "<p>Nothing: every answer that was judged passed.</p>" if any(x.judged for x in done)
+        else "<p>No answer could be judged.</p>"))
     parts.append(_plots(batch, done, total))
     for x in done:
-        parts.append(f"<h3>{E(x.name)} ({x.points:g} points): {len(x.passed)} of {count} passed</h3>")
-        parts.append(_table(["mistake", "students", "share", "who", "example message"], [
-            [f"{E(g.mistake)}<br><span class=kind>{KINDS[g.kind]}</span>", str(len(g.students)),
-             f"{len(g.students) / count:.0%}", E(_who(g.students)), f"<span class=msg>{E(g.example)}</span>"]
-            for g in x.groups], (1, 2)) if x.groups else "<p>Everyone passed.</p>")
+        parts.append(f"<h3>{E(x.name)} ({x.points:g} points)</h3>{_counts(x)}")
+        if x.of(*TEACHING):
+            parts.append(_table(["mistake", "students", "share of those judged", "who", "example message"], [
+                [f"{E(g.mistake)}<br><span class=kind>{KINDS[g.kind]}</span>", str(len(g.students)),
+                 f"{share(g, x):.0%}", E(_who(g.students)), f"<span class=msg>{E(g.example)}</span>"]
+                for g in x.of(*TEACHING)], (1, 2)))
+        if x.of("not judged"):
+            parts.append("<h4>Not judged</h4>" + _table(["why", "students", "who", "example message"], [
+                [E(g.mistake), str(len(g.students)), E(_who(g.students)), f"<span class=msg>{E(g.example)}</span>"]
+                for g in x.of("not judged")], (1,)))
     rows = []
     for g in batch.grades:
         flags = [item for item in g["status"].split("; ") if item.startswith("flagged:")]
@@ -291,7 +290,9 @@ def _section(batch: Batch, done: list[Exercise], page: Path) -> str:
         link = f' (<a href="{E(os.path.relpath(feedback, page.parent))}">feedback</a>)' * feedback.is_file()
         if flags:
             rows.append([E(g["student"]) + link, "<br>".join(E(f) for f in flags)])
-    parts.append("<h3>Flagged submissions</h3>" + (_table(["student", "why"], rows) if rows else "<p>None.</p>"))
+    parts.append("<h3>Flagged submissions</h3>" + (
+        "<p>Left out of what to explain again and of its shares: read them first.</p>"
+        + _table(["student", "why"], rows) if rows else "<p>None.</p>"))
     wall, workers = batch.info.get("wall_seconds"), batch.info.get("workers") or "not recorded"
     parts.append(f"<h3>Grading time</h3><p>{count} submissions, workers: {workers}; total: " + (
         f"{wall:.0f} s, {wall / max(1, count):.1f} s per submission. " if isinstance(wall, (int, float))
@@ -322,14 +323,15 @@ def write(batches: list[Batch], page: Path, table: Path) -> Path:
     body = (f"<ul>{links}</ul>" if len(batches) > 1 else "") + "".join(_section(b, x, page) for b, x in done)
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Class report: {stems}'
-                    f"</title><style>{CSS}</style></head><body><h1>Class report: {stems}</h1>{body}</body></html>\n",
+                    f"</title><style>{CSS}</style></head><body><h1>Class report</h1>{body}</body></html>\n",
                     encoding="utf-8")
     with open(table, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(CSV_COLUMNS)
         for batch, listed in done:
             writer.writerows([batch.assignment, x.name, x.grade_id, g.mistake, len(g.students),
-                              f"{len(g.students) / len(batch.students):.3f}", " ".join(g.students[:SHOWN]), g.example]
+                              f"{share(g, x) if g.kind in TEACHING else len(g.students) / len(batch.students):.3f}",
+                              " ".join(g.students[:SHOWN]), g.example, "teaching" if g.kind in TEACHING else g.kind]
                              for x in listed for g in x.groups)
     return page
 

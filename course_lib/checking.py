@@ -146,6 +146,20 @@ def matches(actual: np.ndarray, candidate, *, atol: float = 1e-6, rtol: float = 
     return actual.shape == candidate.shape and bool(np.allclose(actual, candidate, atol=atol, rtol=rtol))
 
 
+def shows_mistake(actual: np.ndarray, candidate, expected: np.ndarray, *, atol: float = 1e-6,
+                  rtol: float = 1e-5) -> bool:
+    """Whether `actual` is the named mistake's result `candidate` on inputs that show that mistake: the same values,
+    and the mistake differs from `expected` somewhere, with values not all 0 there. Where they are all 0 (every
+    sine at position 0), a result left blank (np.zeros, tf.zeros) fits the mistake by coincidence and naming it
+    would mislead. That is for real numbers, compared within a tolerance: values compared exactly (atol = rtol = 0:
+    token ids) are discrete, 0 one of them (the padding id, which the least probable token always is)."""
+    candidate = np.asarray(candidate, dtype=np.float64)
+    if not matches(actual, candidate, atol=atol, rtol=rtol):
+        return False
+    differs = ~np.isclose(candidate, expected, atol=atol, rtol=rtol)
+    return bool(np.any(differs)) and (atol == rtol == 0 or bool(np.any(candidate[differs] != 0)))
+
+
 def to_array(value, name: str, dtype=np.float64) -> np.ndarray:
     """Convert a tensor, array or nested list to a NumPy array, or fail naming `name`."""
     if value is None:
@@ -195,8 +209,9 @@ def expect_close(
 ) -> np.ndarray:
     """Compare as float arrays: shape first, then values; report the worst mismatch.
 
-    `mistakes` lists (wrong result, explanation) pairs: a result equal to one of them is
-    reported with its explanation. Returns the converted `actual` for further diagnostics.
+    `mistakes` lists (wrong result, explanation) pairs: a result equal to one of them, on inputs that show
+    that mistake (`shows_mistake`), is reported with its explanation. Returns the converted `actual` for
+    further diagnostics.
     """
     expected = to_array(expected, "the expected value")
     actual = to_array(actual, name)
@@ -204,7 +219,7 @@ def expect_close(
     close = np.isclose(actual, expected, atol=atol, rtol=rtol)
     if not np.all(close):
         for candidate, explanation in mistakes:
-            if matches(actual, candidate, atol=atol, rtol=rtol):
+            if shows_mistake(actual, candidate, expected, atol=atol, rtol=rtol):
                 raise CheckFailed(f"{name} is wrong: {explanation}")
         difference = np.abs(actual - expected)
         worst = np.unravel_index(np.argmax(difference), difference.shape)

@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from autograde.checks.positional_encoding import grade_get_angles, grade_positional_encoding
+from autograde.checks.positional_encoding import ENCODING_CASES, grade_get_angles, grade_positional_encoding
 from autograde.reference import positional_encoding as ref
 from course_lib.checking import CheckFailed
 from course_lib.positional_encoding import (
     binary_position_codes,
     check_get_angles,
     check_positional_encoding,
+    expect_encoding,
 )
 
 from conftest import AlwaysEqual
@@ -101,6 +102,7 @@ WRONG_ANGLES = {
     "tensor": (lambda pos, k, d: tf.constant(good_get_angles(pos, k, d)), "NumPy array"),
     "always equal": (lambda pos, k, d: AlwaysEqual(), "could not be read as an array"),
     "no return": (lambda pos, k, d: None, "forget a `return`"),
+    "blank (zeros)": (lambda pos, k, d: np.zeros((len(pos), np.shape(k)[-1])), "has wrong values"),
 }
 
 WRONG_ENCODINGS = {
@@ -112,6 +114,7 @@ WRONG_ENCODINGS = {
     "float64": (lambda positions, d: tf.cast(good_positional_encoding(positions, d), tf.float64), "float32"),
     "numpy": (lambda positions, d: good_positional_encoding(positions, d).numpy(), "tf.Tensor"),
     "always equal": (lambda positions, d: AlwaysEqual(), "tf.Tensor"),
+    "blank (zeros)": (encoding_from(np.zeros_like), "has wrong values"),
     "pairs stacked (odd d)": (encoding_from(lambda a: np.stack([np.sin(a[:, 0::2]), np.cos(a[:, 1::2])], -1)
                                             .reshape(len(a), -1)), "raised ValueError"),
 }
@@ -144,6 +147,15 @@ def test_encoding_mistakes_are_diagnosed(check, mistake, capsys):
     with pytest.raises(CheckFailed, match=diagnosis):
         check(wrong)
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("positions, d", [case for case in ENCODING_CASES if case[0]])
+def test_a_blank_encoding_is_never_a_named_mistake(positions, d):
+    """At (1, 2) "only sines" gives zeros, sin 0, where it differs from the right answer: zeros fit it by
+    coincidence, so no mistake is named there."""
+    expected = ref.positional_encoding(positions, d)
+    with pytest.raises(CheckFailed, match=r"has wrong values: \d+ of \d+ entries differ"):
+        expect_encoding(tf.zeros(expected.shape, tf.float32), expected, f"positional_encoding({positions}, {d})")
 
 
 def test_unfinished_exercise_raises_not_implemented():

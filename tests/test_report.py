@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 from autograde import report
+from autograde.mistakes.messages import catalogue, hide_samples
 from autograde.mistakes.positional_encoding import GET_ANGLES
+from autograde.reference import positional_encoding as ref
+from course_lib import positional_encoding as visible
 
 STEM = "01_positional_encoding"  # grade ids test_get_angles (2 points) and test_positional_encoding (3 points)
 ANGLES, ENCODING = "test_get_angles", "test_positional_encoding"
@@ -69,10 +72,12 @@ def batch(tmp_path) -> Path:
         "eve": {ANGLES: catalogued.replace("(5, 1)", "(20, 1)"),
                 ENCODING: "positional_encoding did not return within 60 s (an endless loop?)"},
         EVIL: {ANGLES: f"get_angles raised TypeError: {EVIL} <b>", ENCODING: f"not graded: {EVIL}"},
+        "fay": {ANGLES: wrong_values(9, 30, 3.25), ENCODING: "get_angles raised TypeError: 'int' object is not "
+                                                               "subscriptable"},
     }
     status = {"bo": "graded; flagged: starts processes; extra files available to the notebook: a.py",
               EVIL: f"graded; flagged: rebinds a library function {EVIL}"}
-    timing = {"ada": 12.5, "bo": 61.0, "cy": 8.0, "dee": 33.3, "eve": 90.1, EVIL: 7.0}
+    timing = {"ada": 12.5, "bo": 61.0, "cy": 8.0, "dee": 33.3, "eve": 90.1, EVIL: 7.0, "fay": 1.5}
     return write_out(tmp_path / "out", cells, status=status, timing=timing, info={"wall_seconds": 120.0})
 
 
@@ -80,20 +85,24 @@ def test_messages_are_grouped_into_mistakes(batch):
     page = report.write_report(batch)
     assert page == batch / "report.html"
     rows = {(r["grade_id"], r["mistake"]): r for r in mistakes_csv(batch / "mistakes.csv")}
-    # Two messages that differ only in numbers are one mistake; so are two of one catalogue mistake.
+    # Two messages that differ only in numbers are one mistake; so are two of one catalogue mistake. bo and EVIL are
+    # flagged: whatever they got wrong is one row apart, counted neither as a mistake nor among those judged.
     values = [r for (g, m), r in rows.items() if g == ANGLES and "has wrong values" in m]
-    assert len(values) == 1 and values[0]["students"] == "2" and values[0]["example_students"] == "bo cy"
+    assert len(values) == 1 and values[0]["students"] == "2" and values[0]["example_students"] == "cy fay"
     assert rows[(ANGLES, "no_floor")]["students"] == "2"
-    assert rows[(ANGLES, "no_floor")]["share"] == f"{2 / 6:.3f}"
-    assert rows[(ANGLES, "get_angles raised TypeError")]["exercise"] == "get_angles"
-    assert rows[(ENCODING, "not implemented yet")]["students"] == "2"
+    assert rows[(ANGLES, "no_floor")]["share"] == f"{2 / 5:.3f}"  # of ada, cy, dee, eve and fay, judged on it
+    assert rows[(ANGLES, "flagged submission")]["example_students"] == f"bo {EVIL}"
+    assert rows[(ANGLES, "flagged submission")]["share"] == f"{2 / 7:.3f}"  # of the batch
+    assert rows[(ENCODING, "get_angles raised TypeError")]["exercise"] == "positional_encoding"
+    assert rows[(ENCODING, "get_angles raised TypeError")]["share"] == f"{1 / 3:.3f}"  # of ada, dee and fay
+    assert rows[(ENCODING, "not implemented yet")]["students"] == "1"
+    assert rows[(ENCODING, "not implemented yet")]["share"] == f"{1 / 7:.3f}"
     assert rows[(ENCODING, "timed out")]["example_message"].startswith("positional_encoding did not return")
     assert rows[(ENCODING, "positional_encoding raised ValueError")]["example_students"] == "dee"
-    assert any(g == ENCODING and m.startswith("not graded") for g, m in rows)
-    assert len(rows) == 7  # ada passed both: no row of hers
+    assert len(rows) == 8  # ada passed both: no row of hers
     assert list(mistakes_csv(batch / "mistakes.csv")[0]) == report.CSV_COLUMNS
-    counts = [int(r["students"]) for r in mistakes_csv(batch / "mistakes.csv") if r["grade_id"] == ENCODING]
-    assert counts == sorted(counts, reverse=True)
+    kinds = [(r["kind"], int(r["students"])) for r in mistakes_csv(batch / "mistakes.csv") if r["grade_id"] == ENCODING]
+    assert kinds == [("teaching", 1), ("teaching", 1), ("not judged", 1), ("not judged", 1), ("flagged", 2)]
 
 
 @pytest.mark.parametrize("message, kind, mistake", [
@@ -108,9 +117,89 @@ def test_messages_are_grouped_into_mistakes(batch):
      "other", "the mask is ignored: blocked positions (mask #) get the same weight"),
     ("dot_score for queries (3, 4) and keys (5, 4) is wrong: use float32, not 2.5e-3", "other",
      "use float32, not #"),
+    ("invalid notebook: not valid JSON (line 212, column 5: Expecting ',' delimiter)", "not judged",
+     "invalid notebook"),
+    ("missing: no 01_positional_encoding.ipynb in the submission", "not judged", "no notebook in the submission"),
+    # Real messages of the checks: sample values hidden, formulas, names, symbolic shapes and patterns kept.
+    ("get_angles(pos of shape (5, 1), k = [[0, ..., 7]], d=8) has wrong values: 40 of 40 entries differ; the largest "
+     "difference is at index (1, 0): got -1.5e-05, expected 943. the angle is pos / 10000**(2*(k//2)/d)", "other",
+     "get_angles(pos of shape (#, #), k = [[#, ..., #]], d=#) has wrong values: # of # entries differ; the largest "
+     "difference is at index (#, #): got #, expected #. the angle is pos / 10000**(2*(k//2)/d)"),
+    ("positional_encoding(1, 2) is wrong: the odd indices 1, 3, 5, ... should take the cosine, not the sine", "other",
+     "the odd indices 1, 3, 5, ... should take the cosine, not the sine"),
+    ("create_padding_mask for token ids of shape (2, 5) has shape (2, 1, 1, 5), expected (2, 1, 5): one axis too many: "
+     "the mask is (batch, 1, seq)", "other",
+     "create_padding_mask for token ids of shape (#, #) has shape (#, #, #, #), expected (#, #, #): one axis too many: "
+     "the mask is (batch, 1, seq)"),
+    ("[no batch axis, mask (3, 4)] the mask looks inverted: 1 must mean attend and 0 blocked, so the large negative "
+     "number goes where the mask is 0, e.g. scores + (1.0 - mask) * -1e9", "other",
+     "the mask looks inverted: # must mean attend and # blocked, so the large negative number goes where the mask is "
+     "#, e.g. scores + (1.0 - mask) * -1e9"),
+    ("split_heads for x of shape (2, 3, 8) and 2 heads is wrong: head h must get the contiguous block of features "
+     "h*depth .. (h+1)*depth-1", "other", "head h must get the contiguous block of features h*depth .. (h+1)*depth-1"),
+    ("char_span_to_token_span(offsets, sequence_ids, 59, 61) returned (4, 9), expected (4, 8): it is 6 tokens long "
+     "(end - start + 1), more than max_answer_length = 5; not float32 but float64", "other",
+     "char_span_to_token_span(offsets, sequence_ids, #, #) returned (#, #), expected (#, #): it is # tokens long "
+     "(end - start + 1), more than max_answer_length = #; not float32 but float64"),
+    ("[14 words] align_labels_with_tokens(word_labels, word_ids) is wrong at token 1: its label is word_labels[2] = 5 "
+     "(word_ids around it [None, 2, 2, 3, ...], your labels [-100, 7, 1, -100, ...])", "other",
+     "align_labels_with_tokens(word_labels, word_ids) is wrong at token #: its label is word_labels[#] = # (word_ids "
+     "around it [None, #, #, #, ...], your labels [#, #, #, #, ...])"),
 ])
 def test_group(message, kind, mistake):
     assert report.group(message)[:2] == (kind, mistake)
+
+
+def test_formulas_of_the_catalogues_and_hints_stay_readable():
+    """In every message of the catalogues (autograde/mistakes/) and the hints of 01's checks, no number beside an
+    operator or inside a name becomes "#"."""
+    encoding = visible.encoding_mistakes(ref.positional_encoding(3, 4))
+    texts = [*catalogue(), visible.ANGLE_HINT, *(message for _, message in encoding)]
+    assert len(texts) > 100
+    garbled = [s for s in texts if re.search(r"[*/+^%<>]\s*-?#|#\s*[*/+^<>]|\w#|#\w", hide_samples(s))]
+    assert not garbled
+    assert hide_samples(visible.ANGLE_HINT) == visible.ANGLE_HINT
+
+
+@pytest.mark.parametrize("taught", [False, True])
+def test_what_was_not_judged_or_flagged_is_not_taught(tmp_path, taught):
+    """The batch of issue 33: a right answer, one exercise done, a flagged submission whose functions return zeros
+    and a notebook cut in half; with `taught`, one more student whose get_angles is wrong."""
+    half = "invalid notebook: not valid JSON (line 212, column 5: Expecting ',' delimiter)"
+    cells = {"ada": {ANGLES: None, ENCODING: None},
+             "bo": {ANGLES: None, ENCODING: "positional_encoding is not implemented yet"},
+             "cheat": {ANGLES: wrong_values(5, 40, 0.0),
+                       ENCODING: "positional_encoding(1, 2) is wrong: the odd indices 1, 3, 5, ... should take the "
+                                 "cosine, not the sine"},
+             "dan": {ANGLES: half, ENCODING: half},
+             **({"eve": {ANGLES: wrong_values(5, 40, 23.4359), ENCODING: None}} if taught else {})}
+    status = {"cheat": "graded; flagged: rebinds the course's checks", "dan": half}
+    page = report.write_report(write_out(tmp_path / "out", cells, status=status)).read_text()
+    again = page.split("<h3>To explain again</h3>")[1].split("<figure>")[0]
+    table = again.partition("<table>")[2]
+    assert not any(word in table for word in ("cosine", "cheat", "invalid notebook", "not implemented"))
+    if taught:  # a share of the 3 students judged on get_angles (ada, bo, eve), said so
+        assert "A share is of the students judged on the exercise" in again and "1 of 3 (33%)" in again
+        assert "has wrong values" in again
+    else:
+        assert "Nothing: every answer that was judged passed." in again
+    encoding = page.split("<h3>positional_encoding (3 points)</h3>")[1].split("<h3>")[0]
+    assert f"Students: {1 + taught} judged, {1 + taught} of them passed; 2 not judged; 1 flagged, left out." in encoding
+    assert "<h4>Not judged</h4>" in encoding and "invalid notebook" in encoding and "cosine" not in encoding
+    rows = {(r["grade_id"], r["mistake"]): (r["kind"], r["share"]) for r in mistakes_csv(tmp_path / "out/mistakes.csv")}
+    count = len(cells)
+    assert {key: kind for key, (kind, _) in rows.items() if kind != "teaching"} == {
+        (ANGLES, "invalid notebook"): "not judged", (ANGLES, "flagged submission"): "flagged",
+        (ENCODING, "invalid notebook"): "not judged", (ENCODING, "not implemented yet"): "not judged",
+        (ENCODING, "flagged submission"): "flagged"}
+    assert rows[(ENCODING, "not implemented yet")][1] == f"{1 / count:.3f}"
+    assert [share for kind, share in rows.values() if kind == "teaching"] == (["0.333"] if taught else [])
+
+
+def test_the_page_has_one_title(batch):
+    page = report.write_report(batch).read_text()
+    assert re.findall(r"<h[12]>([^<]*)</h[12]>", page) == ["Class report", STEM]
+    assert "<title>Class report: 01_positional_encoding</title>" in page
 
 
 def test_the_page_escapes_ids_and_messages(batch):
@@ -124,7 +213,7 @@ def test_the_page_is_offline_and_has_plots(batch):
     assert "http://" not in page and "https://" not in page and "<link" not in page.lower()
     assert all(src.startswith("data:") for src in re.findall(r"""src=["']?([^"' >]*)""", page))
     assert page.count("<svg") == 2 and page.count("<figcaption>") == 2
-    assert 'aria-label="01_positional_encoding: total scores of 6 students, out of 5"' in page
+    assert 'aria-label="01_positional_encoding: total scores of 7 students, out of 5"' in page
     assert "@import" not in page and not re.search(r"url\((?!#)", page)  # only the plots' own clip paths
 
 
@@ -135,7 +224,7 @@ def test_flagged_slowest_and_time(batch):
     assert "flagged: rebinds a library function &lt;script&gt;" in flagged and "ada" not in flagged
     slowest = page.split("The slowest submissions:")[1]
     assert [s for s in re.findall(r"<td>([^<]+)</td>", slowest)] == ["eve", "bo", "dee", "ada", "cy"]
-    assert "120 s, 20.0 s per submission" in page and "workers: 2" in page
+    assert "120 s, 17.1 s per submission" in page and "workers: 2" in page
 
 
 def test_who_stops_at_five_and_says_how_many_more(tmp_path):
