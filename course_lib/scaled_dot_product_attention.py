@@ -20,6 +20,7 @@ from course_lib.checking import (
     expect_tensor,
     matches,
     passed,
+    shows_mistake,
     stored_mistakes,
     to_array,
     to_tensor,
@@ -79,7 +80,7 @@ def expect_scores(
     if matches(actual, expected, atol=atol, rtol=rtol):
         return
     for candidate, message in mistakes:
-        if matches(actual, candidate, atol=atol, rtol=rtol):
+        if shows_mistake(actual, candidate, expected, atol=atol, rtol=rtol):
             raise CheckFailed(f"{name} is wrong: {message}")
     expect_close(actual, expected, name, atol=atol, rtol=rtol)
 
@@ -224,7 +225,7 @@ def expect_attention_values(
     """Compare weights (naming a recognised mistake if possible), then the output."""
     if not matches(weights, expected_weights, atol=atol, rtol=rtol):
         for candidate, message in mistakes:
-            if matches(weights, candidate, atol=atol, rtol=rtol):
+            if shows_mistake(weights, candidate, expected_weights, atol=atol, rtol=rtol):
                 raise CheckFailed(f"attention_weights are wrong: {message}")
         expect_close(weights, expected_weights, "attention_weights", atol=atol, rtol=rtol,
                      hint="the weights are softmax(q k^T / sqrt(d_k)) over the last axis")
