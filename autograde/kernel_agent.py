@@ -1,30 +1,79 @@
 """The grader's agent inside a student's kernel: it runs the student's code on inputs the grader sends.
 
-The grader executes this module's source (after `wire.py`'s) in the kernel once the notebook has run, then
-sends requests as files in the kernel's working folder. The agent never sees a reference result, a check or
-a score: it looks names up in the notebook, calls them, sets weights, and writes back what they returned.
-Objects that are not plain data stay here, in a table, and the grader refers to them by number. Tampering
+The grader executes this module's source, then `wire.py`'s into the same namespace, in the kernel once the notebook
+has run (remote.py), then sends requests as files in the kernel's working folder. The agent never sees a reference
+result, a check or a score: it looks names up in the notebook, calls them, sets weights, and writes back what they
+returned. Objects that are not plain data stay here, in a table, and the grader refers to them by number. Tampering
 with the agent can only change what the student's code is reported to return, which the grader judges.
+
+A file beside the notebook may be named like anything the agent could import (`autograde.py`, `numpy.py`, a module
+a library tries and does not find): the agent imports only modules an IPython kernel has loaded already, and imports
+anything else with the submission's folder out of reach (`grader_imports`).
 """
 
 from __future__ import annotations
 
+# Modules every IPython kernel has loaded before any cell runs: importing them here finds nothing new.
 import contextlib
+import importlib
 import io
 import os
+import sys
 import types
 import warnings
 
-try:
+# Imported as a module in the grader and the tests. In the kernel this source runs with no module spec, and wire.py's
+# names arrive in the same namespace after it: the kernel never imports the grader's package, which is hidden there
+# (a submission's `autograde.py` would answer).
+if __spec__ is not None:
     from autograde.wire import Decoder, WireError, dump, read, type_name
-except ImportError:  # inside the kernel: `wire.py`'s source was executed into this namespace first
-    pass
+
+
+@contextlib.contextmanager
+def grader_imports(folder: str | None = None):
+    """Imports within find what is installed, never a submission's file: the submission folder's finder (sandbox.py
+    puts it last) and any sys.path entry in `folder` (a notebook may have put its own folder first) are set aside,
+    and whatever a module raises while it is imported, SystemExit included, becomes an ImportError."""
+    finders = [finder for finder in sys.meta_path if isinstance(getattr(finder, "submission_folder", None), str)]
+    folders = {os.path.realpath(finder.submission_folder) for finder in finders}
+    if folder:
+        folders.add(os.path.realpath(folder))
+
+    def inside(entry) -> bool:  # '' is the working folder
+        real = os.path.realpath(entry or os.curdir)
+        return any(real == top or real.startswith(top.rstrip(os.sep) + os.sep) for top in folders)
+
+    entries = [(index, entry) for index, entry in enumerate(sys.path) if isinstance(entry, str) and inside(entry)]
+    for index, _ in reversed(entries):
+        del sys.path[index]
+    for finder in finders:
+        sys.meta_path.remove(finder)
+    try:
+        yield
+    except Exception:
+        raise
+    except BaseException as error:  # a module's SystemExit or KeyboardInterrupt is not the agent's end
+        raise ImportError(f"an import raised {type(error).__name__}: {str(error)[:300]}") from None
+    finally:
+        for index, entry in entries:
+            sys.path.insert(index, entry)
+        sys.meta_path.extend(finder for finder in finders if finder not in sys.meta_path)  # last again
+
+
+def library(name: str, folder: str | None = None) -> types.ModuleType:
+    """The module `name` as the kernel has it (the notebook imported it), else imported by `grader_imports`."""
+    module = sys.modules.get(name)
+    if module is None:
+        with grader_imports(folder):
+            module = importlib.import_module(name)
+    return module
 
 
 class Agent:
     def __init__(self, namespace: dict, folder: str):
         self.namespace = namespace
         self.folder = folder
+        self.submission = os.path.dirname(os.path.abspath(folder))  # the notebook's folder, where `folder` lives
         self.objects: dict[int, object] = {}
         self.parts: dict[str, types.ModuleType] = {}
         self.saved: list[dict] = []
@@ -40,17 +89,21 @@ class Agent:
             raise LookupError(f"no object {key} in the kernel (released or never sent)")
         return self.objects[key]
 
+    def tensor(self, array):
+        """A tensor the grader sends, made with the kernel's TensorFlow."""
+        return library("tensorflow", self.submission).constant(array)
+
     # -- one request ---------------------------------------------------------------------------
     def serve(self, number: int) -> None:
         """Answer request `number`: read `<number>.in`, write `<number>.out`."""
         tree, arrays = read(os.path.join(self.folder, f"{number}.in"))
-        decoder = Decoder(arrays, tensor=_tensor, handle=self.object)
+        decoder = Decoder(arrays, tensor=self.tensor, handle=self.object)
         request = decoder.decode(tree)
         try:
             result = {"ok": getattr(self, "op_" + request["op"])(**request["args"])}
         except NotImplementedError as error:
             result = {"raised": {"type": "NotImplementedError", "message": str(error)[:2000], "unfinished": True}}
-        except Exception as error:
+        except BaseException as error:  # SystemExit from the student's code (or a module it imports) is its answer
             result = {"raised": {"type": type_name(error), "message": _message(error)}}
         path = os.path.join(self.folder, f"{number}.out")
         try:
@@ -89,7 +142,8 @@ class Agent:
     def op_load_part(self, key: str, source: str):
         """A reference part, given as source, in a module of its own."""
         module = types.ModuleType(f"course_grading_part_{key}")
-        exec(compile(source, f"<reference part {key}>", "exec"), module.__dict__)
+        with grader_imports(self.submission):  # its imports are the grader's
+            exec(compile(source, f"<reference part {key}>", "exec"), module.__dict__)
         self.parts[key] = module
         return None
 
@@ -101,9 +155,7 @@ class Agent:
         """A library object made in the kernel (a keras layer the student's code copies weights from)."""
         if module.split(".")[0] not in {"keras", "keras_hub", "tensorflow", "numpy", "course_lib"}:
             raise ValueError(f"{module} is not a library the grader uses")
-        import importlib
-
-        return getattr(importlib.import_module(module), attribute)
+        return getattr(library(module, self.submission), attribute)
 
     def op_swap(self, names: dict):
         """Point notebook names at reference parts (names -> [part key, attribute]) until `op_restore`."""
@@ -128,12 +180,6 @@ class Agent:
         return None
 
 
-def _tensor(array):
-    import tensorflow as tf
-
-    return tf.constant(array)
-
-
 def _message(error: BaseException) -> str:
     text = str(error)
     return text if len(text) <= 2000 else text[:2000] + " ..."
@@ -152,10 +198,8 @@ class _Sink(io.TextIOBase):
 @contextlib.contextmanager
 def _quiet():
     """The student's prints and warnings go nowhere while the grader calls their code."""
-    import numpy as np
-
     sink = _Sink()
-    with warnings.catch_warnings(), np.errstate(all="ignore"), \
+    with warnings.catch_warnings(), library("numpy").errstate(all="ignore"), \
             contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
         warnings.simplefilter("ignore")
         yield

@@ -111,15 +111,7 @@ class Remote:
         """Put the agent in the kernel (after the notebook has run, so notebook code never sees it first)."""
         self.folder.mkdir(exist_ok=True)
         self.parts.clear()
-        sources = [Path(wire.__file__).read_text(), Path(kernel_agent.__file__).read_text()]
-        code = (
-            "import types as _types, sys as _sys\n"
-            f"_module = _types.ModuleType({AGENT!r})\n"
-            f"for _source in {sources!r}:\n"
-            f"    exec(compile(_source, {AGENT!r}, 'exec'), _module.__dict__)\n"
-            f"{AGENT} = _module.Agent(get_ipython().user_ns, {str(self.folder)!r})\n"
-            "del _types, _sys, _module, _source\n"
-        )
+        code = install_code(str(self.kernel.work), str(self.folder))
         outcome = self.kernel.run(code, timeout=self.timeout)
         if outcome.status != "ok":
             raise KernelTrouble(outcome.status, f"the grading agent could not start ({outcome.ename}: "
@@ -199,6 +191,21 @@ class Remote:
             self.request("load_part", key=key, source=part_source(reference))
             self.parts[key] = dotted
         return key, attribute
+
+
+def install_code(work: str, folder: str) -> str:
+    """The code that makes the agent in a kernel whose notebook ran in `work`, answering in `folder`: the agent's
+    source (importing only what the kernel has loaded), then wire.py's with the submission's files out of reach."""
+    agent, wire_source = Path(kernel_agent.__file__).read_text(), Path(wire.__file__).read_text()
+    return (
+        "import types as _types\n"
+        f"_module = _types.ModuleType({AGENT!r})\n"
+        f"exec(compile({agent!r}, {AGENT!r}, 'exec'), _module.__dict__)\n"
+        f"with _module.grader_imports({work!r}):\n"
+        f"    exec(compile({wire_source!r}, {AGENT!r}, 'exec'), _module.__dict__)\n"
+        f"{AGENT} = _module.Agent(get_ipython().user_ns, {folder!r})\n"
+        "del _types, _module\n"
+    )
 
 
 def address_of(obj) -> tuple[str, str]:

@@ -84,7 +84,10 @@ def kernel_env(work: Path, *, threads: int, declared: Mapping[str, str] | None =
     notebook asks for (`declared_env`), never replacing one of these."""
     base = {
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
-        "HOME": str(work), "MPLCONFIGDIR": str(work / ".matplotlib"), "MPLBACKEND": "Agg",
+        # Configuration folders in the sandbox's own empty /tmp, not under HOME (the submission's folder): a submitted
+        # .ipython/profile_default/startup/ script or .keras/keras.json would otherwise run or apply before the agent.
+        "HOME": str(work), "IPYTHONDIR": "/tmp/.ipython", "KERAS_HOME": "/tmp/.keras",
+        "MPLCONFIGDIR": "/tmp/.matplotlib", "MPLBACKEND": "Agg",
         "COURSE_FAST": "1", "COURSE_GRADING": "1", "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONHASHSEED": "0",
         "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
         "OMP_NUM_THREADS": str(threads), "TF_NUM_INTRAOP_THREADS": str(threads),
@@ -117,9 +120,11 @@ def declared_env(notebook) -> dict[str, str]:
 
 # Run at the kernel's start: the submission's folder becomes the last place a module is looked for, after sys.path
 # and every finder (the course's own packages are found by an editable install's finder, which comes after sys.path).
+# `submission_folder` names it for the grading agent, which sets it aside while it imports (kernel_agent.py).
 _FOLDER_LAST = """
 import sys as _sys
 class _SubmissionFolder:
+    submission_folder = {folder!r}
     @staticmethod
     def find_spec(name, path=None, target=None, _finder=__import__("importlib.machinery").machinery.PathFinder):
         return None if path is not None else _finder.find_spec(name, [{folder!r}])
@@ -132,27 +137,49 @@ def student_folder_last(work: Path) -> list[str]:
     """The kernel's interpreter options and module: the submission's folder searched after the course and every
     library, never before, so a file named like one of them (a `course_lib.py`, a `numpy.py`) cannot replace it,
     while the student's own helper modules still import. -P keeps the folder off sys.path (IPython honours it and
-    adds nothing); the kernel's start-up code then puts it behind everything else."""
+    adds nothing); the kernel's start-up code then puts it behind everything else. -s leaves out the user's
+    site-packages, which would be in the folder (HOME is the folder), before the installed ones."""
     code = _FOLDER_LAST.format(folder=str(work))
-    return ["-P", "-m", "ipykernel_launcher", f"--IPKernelApp.exec_lines=[{json.dumps(code)}]"]
+    return ["-P", "-s", "-m", "ipykernel_launcher", f"--IPKernelApp.exec_lines=[{json.dumps(code)}]"]
 
 
-def shadowing_names(folder: Path) -> list[str]:
-    """The files or packages at the top of a submission named like a module the course or Python provides."""
-    import importlib.util
+# Where a fresh interpreter, started as the kernel is, finds each module named on its command line.
+_FIND = """
+import importlib.util, json, sys
+found = {}
+for name in sys.argv[1:]:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        continue
+    if spec is not None:
+        found[name] = [spec.origin or "", *(spec.submodule_search_locations or [])]
+print(json.dumps(found))
+"""
 
-    names = set()
+
+def shadowing_names(folder: Path, hidden: list[Path] | None = None) -> list[str]:
+    """The files or packages at the top of a submission named like a module the kernel imports instead of them (from
+    the course, a library or Python). Asked of an interpreter started as the kernel's is, so the grader's own sys.path
+    (its working folder, PYTHONPATH) does not count, nor does a module in a folder hidden from the kernel (`hidden`,
+    HIDDEN_BY_DEFAULT if not given: the grader's package), since there the submission's file is the one imported."""
+    names = {}
     for path in folder.iterdir():
         name = path.stem if path.suffix == ".py" else path.name if (path / "__init__.py").is_file() else ""
-        if not name.isidentifier():
-            continue
-        try:
-            found = name in sys.stdlib_module_names or importlib.util.find_spec(name) is not None
-        except (ImportError, ValueError):
-            found = False
-        if found:
-            names.add(path.name)
-    return sorted(names)
+        if name.isidentifier():
+            names.setdefault(name, []).append(path.name)
+    if not names:
+        return []
+    found = json.loads(subprocess.run([sys.executable, "-P", "-s", "-c", _FIND, *names], capture_output=True,
+                                      text=True, check=True, timeout=120, env=kernel_env(folder, threads=1)).stdout)
+    hidden = [Path(os.path.realpath(p)) for p in (HIDDEN_BY_DEFAULT if hidden is None else hidden)]
+
+    def in_kernel(locations: list[str]) -> bool:
+        """Somewhere the kernel sees: outside the hidden folders (a built-in module has no file at all)."""
+        files = [Path(os.path.realpath(place)) for place in locations if os.path.isabs(place)]
+        return not files or not all(any(file.is_relative_to(h) for h in hidden) for file in files)
+
+    return sorted(file for name, locations in found.items() if in_kernel(locations) for file in names[name])
 
 
 @dataclass

@@ -5,13 +5,17 @@ A value is a JSON tree plus NumPy arrays in one `.npz` file, read with `allow_pi
 stays in the kernel and travels as a handle. Nothing the kernel sends can run code in the grader or compare
 equal to everything.
 
-This module is self-contained (standard library and NumPy; TensorFlow only when a tensor is met) because
-its source is also executed inside the sandboxed kernel, where the `autograde` package cannot be imported.
+This module is self-contained (standard library and NumPy) because its source is also executed inside the
+sandboxed kernel, after the agent's and with the submission's folder out of reach of its imports
+(kernel_agent.grader_imports), where the `autograde` package cannot be imported. It never imports anything later:
+a tensor is recognised with the TensorFlow that made it.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 import zipfile
 
 import numpy as np
@@ -95,10 +99,9 @@ def _is_keras_list(value) -> bool:
 def _is_plain_tensor(value) -> bool:
     """An eager tf.Tensor (not a Variable, which is state and travels as a handle)."""
     module = type(value).__module__ or ""
-    if not module.startswith("tensorflow"):
+    tf = sys.modules.get("tensorflow")  # loaded, if the value is really TensorFlow's
+    if not module.startswith("tensorflow") or tf is None:
         return False
-    import tensorflow as tf
-
     return tf.is_tensor(value) and not isinstance(value, tf.Variable) and hasattr(value, "numpy")
 
 
@@ -124,8 +127,6 @@ def dump(path, value, handle_of=None) -> None:
 
 def read(path) -> tuple[object, list[np.ndarray]]:
     """(tree, arrays) from a file written by `save`, refusing oversized or malformed files."""
-    import os
-
     size = os.path.getsize(path)
     if size > MAX_BYTES:
         raise WireError(f"the result is {size / 2**20:.0f} MiB, more than the {MAX_BYTES // 2**20} MiB allowed")

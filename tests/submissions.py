@@ -135,6 +135,13 @@ import my_helpers
 def get_angles(pos, k, d):
     return pos / np.power(my_helpers.SCALE, (2 * (k // 2)) / np.float64(d))
 '''
+# Files beside the notebook named like what the course, its libraries, Python or the grader's agent import; each
+# stops whoever imports it. The grader's own package is hidden from the kernel, so `autograde` is the student's.
+SHADOWS = ("autograde.py", "autograde/__init__.py", "course_lib.py", "numpy.py", "keras.py", "tensorflow.py",
+           "sitecustomize.py", "usercustomize.py", "wire.py", "kernel_agent.py", "ipykernel.py", "json.py", "os.py",
+           "io.py", "types.py", "warnings.py", "contextlib.py", "zipfile.py", "importlib.py",
+           # configuration a kernel would read under HOME, the submission's folder: the sandbox points elsewhere
+           ".ipython/profile_default/startup/00-stop.py", ".keras/keras.json")
 IMPORT_GRADER = '''
 from autograde.reference.positional_encoding import get_angles
 '''
@@ -202,7 +209,8 @@ def write_submission(name: str, folder: Path) -> None:
     elif name == "files named like modules":
         nbformat.write(with_answer("get_angles", HELPER_SCALE), target)
         (folder / "my_helpers.py").write_text("SCALE = 10000\n")
-        for shadow in ("course_lib.py", "numpy.py"):
+        for shadow in SHADOWS:
+            (folder / shadow).parent.mkdir(parents=True, exist_ok=True)
             (folder / shadow).write_text("raise SystemExit('shadowed')\n")
     elif name == "notebook missing":
         nbformat.write(answered(), folder / "homework.ipynb")
