@@ -68,7 +68,7 @@ def record(assignments: list[str], db_url: str) -> dict[str, str]:
 def gradebook_lock(db_url: str) -> Iterator[None]:
     """One writer at a time on a file gradebook: two formgraders starting at once (or two tests) would otherwise
     write the same SQLite file together, and one would fail with "database is locked". A database server
-    serialises its writers itself. The lock file is the one autograde/record.py takes while recording a batch."""
+    serialises its writers itself. autograde/record.py holds it while recording a batch."""
     import fcntl
 
     path = db_url.removeprefix("sqlite:///")

@@ -16,19 +16,19 @@ With no course root (tests, benchmarks), a throw-away one is used, so the pages 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import filecmp
 import json
 import shutil
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
 
 from autograde.course import apply
+from autograde.gradebook import gradebook_lock, record
 from autograde.judge import StudentResult, release_notebook, with_results
 from autograde.nbgrader_runner import make_course_root
 from autograde.unreadable import keep_bytes, kept_name, problem_of, stand_in
@@ -48,20 +48,6 @@ def course_config(root: Path, db_url: str | None = None):
     return config
 
 
-@contextlib.contextmanager
-def locked(db_url: str) -> Iterator[None]:
-    """One writer at a time for a file gradebook (two `make grade` runs at once); a server database serialises
-    its writers itself."""
-    path = db_url.removeprefix("sqlite:///")
-    if path == db_url:
-        yield
-        return
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(f"{path}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
 def record_batch(stem: str, results: list[StudentResult], folders: dict[str, Path], out: Path, *,
                  course_root: Path | None = None, db_url: str | None = None, feedback: bool = True,
                  log: Callable[[str], None] = print) -> list[str]:
@@ -74,8 +60,7 @@ def record_batch(stem: str, results: list[StudentResult], folders: dict[str, Pat
                                            [stem])
         root = Path(course_root).resolve()
         config = course_config(root, db_url)
-        stack.enter_context(locked(config.CourseDirectory.db_url))
-        from autograde.gradebook import record
+        stack.enter_context(gradebook_lock(config.CourseDirectory.db_url))
 
         refused = record([stem], config.CourseDirectory.db_url)
         if refused:
