@@ -53,9 +53,12 @@ WORKERS ?= auto
 # Student notebooks are run in the browser tests instead: they fail by design.
 NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=600 $(sort $(wildcard solutions/*/*.ipynb)) tests
 
+# A worker that dies (the machine's OOM killer, a crash in native code, tests/memory_guard.py's last resort) ends the
+# run at once, naming its test: restarted, xdist would run that test's group again on the new worker, and its
+# loadgroup scheduler can wait forever after a crash (pytest-xdist issue 1378).
 test: $(STAMP) sandbox browser
 	$(BIN)/ruff check .
-	COURSE_FAST=1 $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup $(NBVAL) $(PYTEST_ARGS)
+	COURSE_FAST=1 $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup --max-worker-restart=0 $(NBVAL) $(PYTEST_ARGS)
 
 test-quick: $(STAMP)
 	$(BIN)/ruff check .

@@ -140,7 +140,7 @@ def _grade(stem, student, folder, work, seed, limits, hidden) -> StudentResult:
             elif outcome.status == "error":
                 replay.append(cell.source)
                 errors.append((outcome.ename, outcome.evalue))
-                if outcome.ename == "MemoryError":
+                if outcome.out_of_memory():
                     notes.append(f"{label} ran out of memory (a kernel may map {limits.memory / 2**30:g} GiB)")
             elif outcome.status == "timeout" and outcome.evalue == "interrupted":
                 notes.append(f"{label} timed out after {limits.cell_timeout:g} s and was interrupted")

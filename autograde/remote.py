@@ -128,7 +128,7 @@ class Remote:
         if outcome.status == "died":
             raise KernelTrouble("died", "the kernel died (a crash, os._exit or running out of memory)")
         if outcome.status == "error":
-            kind = "memory" if outcome.ename == "MemoryError" else "agent"
+            kind = "memory" if outcome.out_of_memory() else "agent"
             raise KernelTrouble(kind, f"{outcome.ename}: {outcome.evalue[:300]}")
         result_path = self.folder / f"{number}.out"
         try:

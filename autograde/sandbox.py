@@ -182,6 +182,9 @@ def shadowing_names(folder: Path, hidden: list[Path] | None = None) -> list[str]
     return sorted(file for name, locations in found.items() if in_kernel(locations) for file in names[name])
 
 
+MEMORY_ERRORS = frozenset({"MemoryError", "_ArrayMemoryError", "ResourceExhaustedError"})
+
+
 @dataclass
 class Outcome:
     """What became of one piece of code run in the kernel."""
@@ -191,6 +194,11 @@ class Outcome:
     evalue: str = ""
     output_lines: int = 0
     stdout: list[str] = field(default_factory=list)
+
+    def out_of_memory(self) -> bool:
+        """The code raised what running out of the kernel's memory raises: Python's MemoryError, NumPy's subclass of
+        it (a huge array asked for at once) or TensorFlow's out-of-memory error."""
+        return self.status == "error" and self.ename in MEMORY_ERRORS
 
 
 class _SandboxKernelManager(KernelManager):

@@ -16,6 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 ASSIGNMENTS = list_assignments()
 SOLUTION_CODE = "### BEGIN SOLUTION"
 OFFLINE_GUARD = REPO / "tests" / "offline"
+pytest_plugins = ["memory_guard"]  # a test that grows its process past a limit fails, named (memory_guard.py)
 
 
 class AlwaysEqual:

@@ -170,7 +170,9 @@ BUILDERS = {
     "endless get_angles": lambda: with_answer("get_angles",
                                               "def get_angles(pos, k, d):\n    while True:\n        pass"),
     "os._exit(1)": lambda: with_cell("import os\nos._exit(1)"),
-    "memory bomb": lambda: with_cell("hog = []\nwhile True:\n    hog.append(bytearray(2**28))"),
+    # One array far past the kernel's cap, as a student's n-by-n matrix of a large n is. A loop of smaller pieces
+    # proves the same cap but races the cell's time limit: touching gigabytes of fresh pages can take longer than it.
+    "memory bomb": lambda: with_cell("hog = np.ones((2**16, 2**16))  # 32 GiB"),
     "200,000 lines of output": lambda: with_cell("for i in range(200_000):\n    print('line', i)"),
     "stderr output": lambda: with_cell("import sys, warnings\nprint('debug', file=sys.stderr)\n"
                                        "warnings.warn('careful')"),
