@@ -29,7 +29,7 @@ DEFAULTS = {LIMIT_ENV: 8.0, GRACE_ENV: 60.0}  # GiB; seconds a process may stay 
 PERIOD = 0.2  # seconds between two readings
 _SIGNAL = signal.SIGUSR2
 
-_state = {"test": "no test yet", "peak": 0, "config": None}
+_state = {"test": "no test yet", "peak": 0, "config": None, "limit": 0}
 
 
 def resident_bytes() -> int:
@@ -55,7 +55,7 @@ def _gib(size: int) -> str:
 
 def _raise_in_main(signum, frame):
     raise MemoryError(f"{_state['test']} grew this pytest process to {_gib(_state['peak'])}, past its limit of "
-                      f"{_gib(limit_bytes())} ({LIMIT_ENV}): tests/memory_guard.py stopped it")
+                      f"{_gib(_state['limit'])} ({LIMIT_ENV}): tests/memory_guard.py stopped it")
 
 
 def _give_back() -> None:
@@ -66,44 +66,40 @@ def _give_back() -> None:
         pass
 
 
+def _end(size: int, since: float) -> None:
+    """Every thread's stack on the real stderr (pytest sends it to a file while a test runs), then exit."""
+    capture = _state["config"].pluginmanager.getplugin("capturemanager")
+    if capture is not None:
+        capture.suspend_global_capture(in_=False)
+    os.write(2, (f"\ntests/memory_guard.py: {_state['test']} still holds {_gib(size)}, {since:.0f} s after "
+                 f"MemoryError was raised in it (limit {_gib(_state['limit'])}); every thread's stack follows, then "
+                 "this process exits\n").encode())
+    faulthandler.dump_traceback(file=sys.__stderr__, all_threads=True)
+    os._exit(70)
+
+
 def _watch(limit: int, grace: float) -> None:
     told_at = None
     while True:
         time.sleep(PERIOD)
+        if resident_bytes() > limit:
+            _give_back()
         size = resident_bytes()
         if size <= limit:
             told_at = None
             continue
         _state["peak"] = max(_state["peak"], size)
-        _give_back()
-        if told_at is None and resident_bytes() > limit:
+        if told_at is None:
             told_at = time.monotonic()
             os.kill(os.getpid(), _SIGNAL)  # Python runs the handler in the main thread
-            continue
-        size = resident_bytes()
-        if told_at is not None and size > limit and (time.monotonic() - told_at > grace or size > 1.5 * limit):
-            _stop_capturing()
-            os.write(2, (f"\ntests/memory_guard.py: {_state['test']} still holds {_gib(size)}, "
-                         f"{time.monotonic() - told_at:.0f} s after MemoryError was raised in it (limit "
-                         f"{_gib(limit)}); every thread's stack follows, then this process exits\n").encode())
-            faulthandler.dump_traceback(file=sys.__stderr__, all_threads=True)
-            os._exit(70)
-
-
-def _stop_capturing() -> None:
-    """Point stderr back at the terminal or CI log: while a test runs, pytest sends it to a file that is lost when
-    the process exits."""
-    capture = _state["config"].pluginmanager.getplugin("capturemanager") if _state["config"] else None
-    try:
-        capture.suspend_global_capture(in_=False)
-    except Exception:  # noqa: BLE001 - the process is about to end; the message is what matters
-        pass
+        elif time.monotonic() - told_at > grace or size > 1.5 * limit:
+            _end(size, time.monotonic() - told_at)
 
 
 def pytest_configure(config):
     """Watch this process: pytest's own, or an xdist worker (each runs this hook)."""
-    _state["config"] = config
     limit, grace = limit_bytes(), setting(GRACE_ENV)
+    _state.update(config=config, limit=limit)
     signal.signal(_SIGNAL, _raise_in_main)
     threading.Thread(target=_watch, args=(limit, grace), name="memory-guard", daemon=True).start()
 

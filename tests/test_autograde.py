@@ -35,6 +35,19 @@ def test_other_stderr_still_counts(line):
     assert not re.search(IGNORED_STDERR_PATTERN, line)
 
 
+def test_numpy_and_tensorflow_out_of_memory_errors_count_as_running_out_of_memory():
+    import tensorflow as tf
+
+    try:
+        np.empty((2**24, 2**24))  # 2 PiB: refused before any page is touched
+    except MemoryError as error:
+        numpy_name = type(error).__name__
+    names = [numpy_name, "MemoryError", tf.errors.ResourceExhaustedError.__name__]
+    assert all(sandbox.Outcome("error", name, "").out_of_memory() for name in names), names
+    assert not sandbox.Outcome("error", "ValueError", "").out_of_memory()
+    assert not sandbox.Outcome("ok", "MemoryError", "").out_of_memory()
+
+
 def test_notebook_problem_names_each_kind_of_bad_file(tmp_path):
     stem = "01_positional_encoding"
     path = tmp_path / f"{stem}.ipynb"
