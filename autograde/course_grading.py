@@ -147,7 +147,7 @@ def status_cell(result: StudentResult, how: str):
 
 def grade_elsewhere(stem: str, student: str, folder: Path, seed: int, *, timeout: float) -> StudentResult:
     """`grade.grade_files` on `folder` in a fresh Python process; a failure becomes a zero naming it."""
-    from autograde.sandbox import sandbox_check
+    from autograde.confinement import sandbox_check
 
     problem = sandbox_check()
     if problem:

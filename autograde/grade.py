@@ -66,8 +66,7 @@ def grade_files(stem: str, student: str, files: dict[str, bytes], seed: int, lim
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         try:
-            result = grade_submission(stem, student, folder, work, seed=seed, limits=Limits(**limits),
-                                      hidden=[Path(tmp) / "submission"])
+            result = grade_submission(stem, student, folder, work, seed=seed, limits=Limits(**limits))
         except Exception as error:  # one student's trouble never ends the batch
             result = StudentResult(student, stem, 0.0, max_points(stem),
                                    f"grader error: {type(error).__name__}: {error}")
@@ -253,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     except RosterError as error:
         print(f"cannot grade: {error}", file=sys.stderr)
         return 2
-    from autograde.sandbox import sandbox_check
+    from autograde.confinement import sandbox_check
 
     problem = sandbox_check()
     if problem:

@@ -21,9 +21,10 @@ import nbformat
 
 from autograde import checks, registry
 from autograde.course import RELEASE_DIRECTORY, REPO_ROOT
+from autograde.kernel_view import course_lib_for
 from autograde.normalise import SKIP_KEY, nbgrader_meta, normalise
 from autograde.remote import KernelTrouble, Remote
-from autograde.sandbox import DEFAULT_MEMORY, HIDDEN_BY_DEFAULT, SandboxKernel, declared_env, shadowing_names
+from autograde.sandbox import DEFAULT_MEMORY, SandboxKernel, declared_env, shadowing_names
 from autograde.suspicion import flags_in_cells, flags_in_errors
 from course_lib.checking import CheckFailed
 from course_lib.env import quiet_tensorflow
@@ -91,10 +92,10 @@ def notebook_problem(path: Path, stem: str) -> str | None:
 
 
 def grade_submission(stem: str, student: str, folder: Path, work: Path, *, seed: int,
-                     limits: Limits | None = None, hidden: list[Path] = ()) -> StudentResult:
+                     limits: Limits | None = None) -> StudentResult:
     """Grade `folder/<stem>.ipynb`; `work` is a fresh folder the kernel may write in."""
     started = time.monotonic()
-    result = _grade(stem, student, Path(folder), Path(work), seed, limits or Limits(), list(hidden))
+    result = _grade(stem, student, Path(folder), Path(work), seed, limits or Limits())
     result.seconds = round(time.monotonic() - started, 1)
     return result
 
@@ -104,7 +105,7 @@ def empty_result(stem: str, student: str, status: str) -> StudentResult:
     return StudentResult(student, stem, 0.0, max_points(stem), status, cells)
 
 
-def _grade(stem, student, folder, work, seed, limits, hidden) -> StudentResult:
+def _grade(stem, student, folder, work, seed, limits) -> StudentResult:
     if not STUDENT_ID.fullmatch(student):
         return empty_result(stem, student, "invalid student folder name: use letters, digits, '_', '.', '-'")
     path = folder / f"{stem}.ipynb"
@@ -121,7 +122,7 @@ def _grade(stem, student, folder, work, seed, limits, hidden) -> StudentResult:
     deadline = time.monotonic() + limits.student_timeout
     cells_run = [c for c in repaired.notebook.cells if c.cell_type == "code" and not nbgrader_meta(c).get("grade")
                  and not c.metadata.get(SKIP_KEY, {}).get("skip")]
-    kernel = SandboxKernel(work, hidden=[*HIDDEN_BY_DEFAULT, *hidden], memory=limits.memory, threads=limits.threads,
+    kernel = SandboxKernel(work, course_lib=course_lib_for(stem), memory=limits.memory, threads=limits.threads,
                            env=declared_env(release))
     results: dict[str, CellResult] = {}
     try:

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from autograde import kernel_agent, wire
+from autograde.confinement import hand_over
 from autograde.course import REPO_ROOT
 from autograde.sandbox import SandboxKernel
 
@@ -110,6 +111,7 @@ class Remote:
     def install(self) -> None:
         """Put the agent in the kernel (after the notebook has run, so notebook code never sees it first)."""
         self.folder.mkdir(exist_ok=True)
+        hand_over(self.folder)  # the agent writes its answers here
         self.parts.clear()
         code = install_code(str(self.kernel.work), str(self.folder))
         outcome = self.kernel.run(code, timeout=self.timeout)

@@ -1,9 +1,10 @@
 """A student's kernel in a sandbox: bubblewrap (bwrap) namespaces, a memory cap, no network.
 
-Inside, the whole file system is read-only but for the kernel's working folder; the grader's package, the
-grader's temporary folders and the other submissions are hidden; the kernel is PID 1's only child in a PID
-namespace of its own, so when grading ends every process it started (detached or not) ends with it. The
-grader talks to it over Unix sockets in the working folder (the sandbox has no network, not even loopback).
+What the kernel sees and with which rights is autograde/confinement.py's: an allow list of read-only folders
+(the system, Python, the course's released material) and its working folder, as an unprivileged user without
+capabilities. The kernel is PID 1's only child in a PID namespace of its own, so when grading ends every process it
+started (detached or not) ends with it. The grader talks to it over Unix sockets in the working folder (the sandbox
+has no network, not even loopback).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import json
 import os
 import queue
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -23,60 +23,10 @@ from pathlib import Path
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import KernelManager
 
-from autograde.course import REPO_ROOT
+from autograde.confinement import SandboxUnavailable, hand_over, sandbox_command, visible_roots
 
 DEFAULT_MEMORY = 6 * 2**30  # bytes of address space; TensorFlow alone maps about 1.5 GiB
 KERNEL_START_TIMEOUT = 120
-
-
-class SandboxUnavailable(RuntimeError):
-    """bwrap is missing or cannot create namespaces here."""
-
-
-def bwrap_path() -> str:
-    path = shutil.which("bwrap")
-    if not path:
-        raise SandboxUnavailable(
-            "grading needs bubblewrap (bwrap) to sandbox the students' kernels: install it with "
-            "`sudo apt-get install bubblewrap` (Debian, Ubuntu) or `sudo dnf install bubblewrap` (Fedora)")
-    return path
-
-
-def sandbox_command(work: Path, hidden: list[Path], command: list[str], env: dict[str, str],
-                    memory: int = DEFAULT_MEMORY) -> list[str]:
-    """The argv that runs `command` sandboxed with `work` as its only writable folder."""
-    argv = ["prlimit", f"--as={int(memory)}", "--core=0", bwrap_path(),
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-            "--tmpfs", "/dev/shm"]
-    for path in course_paths_in_scratch():
-        argv += ["--ro-bind", str(path), str(path)]  # back in sight, read-only, under the fresh /tmp
-    for path in hidden:
-        if path.is_file():  # such as a git worktree's .git, where bwrap refuses a tmpfs: an empty file in its place
-            argv += ["--ro-bind", "/dev/null", str(path)]
-        else:
-            argv += ["--tmpfs", str(path)]
-    argv += ["--bind", str(work), str(work),
-             "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
-             "--new-session", "--chdir", str(work), "--clearenv"]
-    for key, value in env.items():
-        argv += ["--setenv", key, value]
-    return argv + command
-
-
-SCRATCH = (Path("/tmp"), Path("/dev/shm"))  # replaced by empty folders in the sandbox
-
-
-def course_paths_in_scratch() -> list[Path]:
-    """The course and its Python when they live in /tmp or /dev/shm (a clone in /tmp, say), which the
-    sandbox empties: they are mounted again, read-only, so the kernel can start."""
-    needed = {REPO_ROOT, Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent}
-    found = set()
-    for path in needed:
-        real = Path(os.path.realpath(path))
-        if any(real.is_relative_to(scratch) and real != scratch for scratch in SCRATCH):
-            found.add(real)
-    # A folder inside another one found is mounted with it.
-    return sorted(p for p in found if not any(p != q and p.is_relative_to(q) for q in found))
 
 
 def kernel_env(work: Path, *, threads: int, declared: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -119,17 +69,28 @@ def declared_env(notebook) -> dict[str, str]:
 
 
 # Run at the kernel's start: the submission's folder becomes the last place a module is looked for, after sys.path
-# and every finder (the course's own packages are found by an editable install's finder, which comes after sys.path).
+# and every finder (the course's own packages are found by an editable install's finder, which comes after sys.path),
+# and it answers only imports written in the student's own code: a notebook cell or a module from the folder. A library
+# that tries an optional module (pandas looks for `pytz`, Keras for `jax`) never gets a student's file of that name.
 # `submission_folder` names it for the grading agent, which sets it aside while it imports (kernel_agent.py).
 _FOLDER_LAST = """
-import sys as _sys
 class _SubmissionFolder:
     submission_folder = {folder!r}
     @staticmethod
-    def find_spec(name, path=None, target=None, _finder=__import__("importlib.machinery").machinery.PathFinder):
-        return None if path is not None else _finder.find_spec(name, [{folder!r}])
-_sys.meta_path.append(_SubmissionFolder)
-del _sys, _SubmissionFolder
+    def find_spec(name, path=None, target=None, _finder=__import__("importlib.machinery").machinery.PathFinder,
+                  _sys=__import__("sys"), _cells=__import__("ipykernel.compiler").compiler.get_tmp_directory()):
+        if path is not None:
+            return None
+        frame = _sys._getframe(1)
+        while frame is not None and (frame.f_code.co_filename.startswith("<frozen importlib")
+                                     or str(frame.f_globals.get("__name__")).split(".")[0] == "importlib"):
+            frame = frame.f_back
+        where = frame.f_code.co_filename if frame is not None else ""
+        if not where.startswith(({folder!r} + "/", _cells + "/")):
+            return None
+        return _finder.find_spec(name, [{folder!r}])
+__import__("sys").meta_path.append(_SubmissionFolder)
+del _SubmissionFolder
 """
 
 
@@ -158,11 +119,11 @@ print(json.dumps(found))
 """
 
 
-def shadowing_names(folder: Path, hidden: list[Path] | None = None) -> list[str]:
+def shadowing_names(folder: Path) -> list[str]:
     """The files or packages at the top of a submission named like a module the kernel imports instead of them (from
     the course, a library or Python). Asked of an interpreter started as the kernel's is, so the grader's own sys.path
-    (its working folder, PYTHONPATH) does not count, nor does a module in a folder hidden from the kernel (`hidden`,
-    HIDDEN_BY_DEFAULT if not given: the grader's package), since there the submission's file is the one imported."""
+    (its working folder, PYTHONPATH) does not count, nor does a module the kernel cannot see (the grader's package),
+    since there the submission's file is the one imported."""
     names = {}
     for path in folder.iterdir():
         name = path.stem if path.suffix == ".py" else path.name if (path / "__init__.py").is_file() else ""
@@ -172,12 +133,12 @@ def shadowing_names(folder: Path, hidden: list[Path] | None = None) -> list[str]
         return []
     found = json.loads(subprocess.run([sys.executable, "-P", "-s", "-c", _FIND, *names], capture_output=True,
                                       text=True, check=True, timeout=120, env=kernel_env(folder, threads=1)).stdout)
-    hidden = [Path(os.path.realpath(p)) for p in (HIDDEN_BY_DEFAULT if hidden is None else hidden)]
+    visible = visible_roots()
 
     def in_kernel(locations: list[str]) -> bool:
-        """Somewhere the kernel sees: outside the hidden folders (a built-in module has no file at all)."""
+        """Somewhere the kernel sees (a built-in module has no file at all)."""
         files = [Path(os.path.realpath(place)) for place in locations if os.path.isabs(place)]
-        return not files or not all(any(file.is_relative_to(h) for h in hidden) for file in files)
+        return not files or any(file.is_relative_to(root) for file in files for root in visible)
 
     return sorted(file for name, locations in found.items() if in_kernel(locations) for file in names[name])
 
@@ -212,10 +173,10 @@ class _SandboxKernelManager(KernelManager):
 class SandboxKernel:
     """One kernel for one submission; `run(code)` executes and waits, within a time limit."""
 
-    def __init__(self, work: Path, *, hidden: list[Path] = (), memory: int = DEFAULT_MEMORY, threads: int = 1,
+    def __init__(self, work: Path, *, course_lib: Path | None = None, memory: int = DEFAULT_MEMORY, threads: int = 1,
                  env: Mapping[str, str] | None = None):
         self.work = Path(work).resolve()
-        self.hidden = [Path(p).resolve() for p in hidden]
+        self.course_lib = course_lib  # shown as course_lib (autograde/kernel_view.py); None: the installed one
         self.memory, self.threads = memory, threads
         self.env = dict(env or {})  # declared by the notebook (declared_env)
         self.manager: _SandboxKernelManager | None = None
@@ -232,9 +193,11 @@ class SandboxKernel:
                                           interrupt_mode="message")
         python = [sys.executable, *student_folder_last(self.work), "-f", "{connection_file}",
                   "--HistoryManager.enabled=False"]
-        manager.sandbox_argv = sandbox_command(self.work, self.hidden, python,
+        manager.sandbox_argv = sandbox_command(self.work, python,
                                                kernel_env(self.work, threads=self.threads, declared=self.env),
-                                               self.memory)
+                                               memory=self.memory, course_lib=self.course_lib)
+        manager.write_connection_file()
+        hand_over(self.work)  # the kernel's user writes here: its sockets, the agent's answers, the student's files
         # The kernel's own stdout and stderr (ipykernel's start-up notes, C++ logs) are not the grader's.
         manager.start_kernel(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         client = manager.client()
@@ -312,20 +275,3 @@ class SandboxKernel:
                                   outcome.output_lines, outcome.stdout)
             elif kind == "status" and content.get("execution_state") == "idle":
                 return outcome
-
-
-def sandbox_check() -> str | None:
-    """None when a sandbox can be made here, else why not."""
-    try:
-        bwrap = bwrap_path()
-    except SandboxUnavailable as error:
-        return str(error)
-    probe = subprocess.run([bwrap, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--dev", "/dev",
-                            "--proc", "/proc", "true"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        return (f"bwrap cannot create namespaces here ({probe.stderr.strip()[:200]}): allow unprivileged user "
-                "namespaces (sysctl kernel.unprivileged_userns_clone=1) or grade as root")
-    return None
-
-
-HIDDEN_BY_DEFAULT = [REPO_ROOT / "autograde", REPO_ROOT / "tests", REPO_ROOT / "solutions", REPO_ROOT / ".git"]

@@ -19,12 +19,13 @@ import torch
 from cell_checks import cell_function, failure_messages  # noqa: E402
 
 from autograde.checks.qa_pytorch import model as hidden  # noqa: E402
+from autograde.confinement import sandbox_check  # noqa: E402
 from autograde.judge import _judge  # noqa: E402
 from autograde.mistakes.qa_pytorch import model as mistakes  # noqa: E402
 from autograde.reference.qa_pytorch import model as ref  # noqa: E402
 from autograde.registry import exercises  # noqa: E402
 from autograde.remote import Remote  # noqa: E402
-from autograde.sandbox import HIDDEN_BY_DEFAULT, SandboxKernel, declared_env, sandbox_check  # noqa: E402
+from autograde.sandbox import SandboxKernel, declared_env  # noqa: E402
 from autograde.variants.qa_pytorch import VARIANTS  # noqa: E402
 from course_lib.checking import NotImplementedYet  # noqa: E402
 from course_lib.expected import load as load_expected  # noqa: E402
@@ -112,7 +113,7 @@ def kernel(tmp_path_factory):
         pytest.fail(problem, pytrace=False)
     work = tmp_path_factory.mktemp("qa-pytorch-kernel") / "work"
     env = declared_env(nbformat.read(release_path(STEM), as_version=4))
-    sandboxed = SandboxKernel(work, hidden=HIDDEN_BY_DEFAULT, env=env)
+    sandboxed = SandboxKernel(work, env=env)
     sandboxed.start()
     try:
         outcome = sandboxed.run(KERNEL_SETUP, 300)

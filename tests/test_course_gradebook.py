@@ -32,9 +32,9 @@ from graded_batches import SEED
 from lab_server import lab_server
 from submissions import STEM, write_submission
 
+import autograde.confinement
 import autograde.grade
 import autograde.gradebook
-import autograde.sandbox
 from autograde import registry
 from autograde.course import COURSE_ID, list_assignments
 from autograde.course_grading import STATUS_CELL_ID
@@ -357,7 +357,7 @@ def test_make_grade_names_students_from_the_roster_else_by_their_id(tmp_path, mo
     roster.write_text("student,name,email\nalice,Alice Liddell,alice@uni\nbob,,bob@uni\ndave,Dave Doe,\n"
                       "frank,Frank Other,\n", encoding="utf-8")
     monkeypatch.setattr(autograde.grade, "grade_files", no_kernel_grader)
-    monkeypatch.setattr(autograde.sandbox, "sandbox_check", lambda: None)
+    monkeypatch.setattr(autograde.confinement, "sandbox_check", lambda: None)
     assert grade_main(["--assignment", STEM, "--submissions", str(tmp_path / "submissions"), "--out",
                        str(tmp_path / "out"), "--workers", "1", "--no-feedback", "--course-root", str(root),
                        "--roster", str(roster)]) == 0

@@ -170,15 +170,16 @@ IN_A_KERNEL = [pytest.mark.grading, pytest.mark.xdist_group("exercises-in-a-kern
 @pytest.fixture(scope="module")
 def kernel(request, tmp_path_factory):
     """A sandboxed kernel for the row `request.param`, started with its set-up and the notebook's imports."""
+    from autograde.confinement import sandbox_check
     from autograde.remote import Remote
-    from autograde.sandbox import HIDDEN_BY_DEFAULT, SandboxKernel, declared_env, sandbox_check
+    from autograde.sandbox import SandboxKernel, declared_env
 
     row = request.param
     problem = sandbox_check()
     if problem:
         pytest.fail(problem, pytrace=False)
     env = declared_env(nbformat.read(release_path(row.stem), as_version=4))
-    sandboxed = SandboxKernel(tmp_path_factory.mktemp(f"kernel-{row.stem}") / "work", hidden=HIDDEN_BY_DEFAULT, env=env)
+    sandboxed = SandboxKernel(tmp_path_factory.mktemp(f"kernel-{row.stem}") / "work", env=env)
     sandboxed.start()
     try:
         module, _, check = row.visible.partition(":")

@@ -139,7 +139,7 @@ def test_when_the_grader_cannot_run_the_earlier_result_stands(tmp_path, monkeypa
     the last graded notebook comes back with a note instead of the submission dropping to "needs autograding"."""
     from nbgrader.api import Gradebook
 
-    import autograde.sandbox
+    import autograde.confinement
     from autograde import registry
     from autograde.course_grading import KEPT
     from autograde.gradebook import record
@@ -160,7 +160,7 @@ def test_when_the_grader_cannot_run_the_earlier_result_stands(tmp_path, monkeypa
     earlier.cells.insert(0, status_cell(StudentResult("carol", STEM, 5.0, 5.0, "graded", cells), "make grade"))
     (root / KEPT / "carol").mkdir(parents=True)
     nbformat.write(earlier, root / KEPT / "carol" / f"{STEM}.ipynb")
-    monkeypatch.setattr(autograde.sandbox, "sandbox_check", lambda: "bubblewrap (bwrap) is not installed")
+    monkeypatch.setattr(autograde.confinement, "sandbox_check", lambda: "bubblewrap (bwrap) is not installed")
 
     outcome = run_autograde(root, config, "carol")
     assert outcome["success"], outcome

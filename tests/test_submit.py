@@ -351,9 +351,9 @@ def test_collect_unpacks_only_the_assignment_being_graded(tmp_path):
 
 
 def test_make_grade_stops_on_a_faulty_archive_before_grading(monkeypatch, tmp_path, capsys):
-    import autograde.sandbox
+    import autograde.confinement
 
-    monkeypatch.setattr(autograde.sandbox, "sandbox_check", lambda: None)
+    monkeypatch.setattr(autograde.confinement, "sandbox_check", lambda: None)
     (tmp_path / "submissions").mkdir()
     make_zip(tmp_path / "submissions" / "mallory.zip", {"../evil.ipynb": NOTEBOOK})
     code = grade_main(["--assignment", PE, "--submissions", str(tmp_path / "submissions"),

@@ -81,7 +81,7 @@ def judge_variants(stem: str, chosen: list[Variant] | None = None, *, seed: int 
     from autograde.judge import _judge, _restart
     from autograde.normalise import SKIP_KEY, nbgrader_meta
     from autograde.remote import Remote
-    from autograde.sandbox import HIDDEN_BY_DEFAULT, SandboxKernel, declared_env
+    from autograde.sandbox import SandboxKernel, declared_env
 
     rows = {row.name: row for row in registry.exercises(stem)}
     chosen = variants(stem) if chosen is None else chosen
@@ -91,7 +91,7 @@ def judge_variants(stem: str, chosen: list[Variant] | None = None, *, seed: int 
              and not c.metadata.get(SKIP_KEY, {}).get("skip") and "demo" not in c.metadata.get("tags", [])]
     outcomes = []
     with tempfile.TemporaryDirectory(prefix=f"variants-{stem}-") as tmp:
-        kernel = SandboxKernel(Path(tmp) / "work", hidden=HIDDEN_BY_DEFAULT, env=declared_env(notebook))
+        kernel = SandboxKernel(Path(tmp) / "work", env=declared_env(notebook))
         kernel.start()
         try:
             for source in cells:
