@@ -21,7 +21,7 @@ import nbformat
 
 from autograde import checks, registry
 from autograde.course import RELEASE_DIRECTORY, REPO_ROOT
-from autograde.kernel_view import course_lib_for
+from autograde.kernel_view import course_lib_for, withheld_answers
 from autograde.normalise import SKIP_KEY, nbgrader_meta, normalise
 from autograde.remote import KernelTrouble, Remote
 from autograde.sandbox import DEFAULT_MEMORY, SandboxKernel, declared_env, shadowing_names
@@ -117,7 +117,7 @@ def _grade(stem, student, folder, work, seed, limits) -> StudentResult:
     repaired = normalise(submission, release)
     notes = list(repaired.repairs)
     notes += _copy_extras(folder, work, stem)
-    flags = flags_in_cells(repaired.notebook)
+    flags = flags_in_cells(repaired.notebook, withheld_answers(stem))
 
     deadline = time.monotonic() + limits.student_timeout
     cells_run = [c for c in repaired.notebook.cells if c.cell_type == "code" and not nbgrader_meta(c).get("grade")
@@ -135,7 +135,7 @@ def _grade(stem, student, folder, work, seed, limits) -> StudentResult:
                 notes.append(f"time limit of {limits.student_timeout:g} s reached while running the notebook")
                 break
             outcome = kernel.run(cell.source, min(limits.cell_timeout, remaining))
-            label = nbgrader_meta(cell).get("grade_id") or f"cell {cell.get('id', '?')}"
+            label = nbgrader_meta(cell).get("grade_id") or cell_label(repaired.notebook, cell)
             if outcome.status == "ok":
                 replay.append(cell.source)
             elif outcome.status == "error":
@@ -143,6 +143,10 @@ def _grade(stem, student, folder, work, seed, limits) -> StudentResult:
                 errors.append((outcome.ename, outcome.evalue))
                 if outcome.out_of_memory():
                     notes.append(f"{label} ran out of memory (a kernel may map {limits.memory / 2**30:g} GiB)")
+                elif not nbgrader_meta(cell).get("solution") and outcome.ename not in UNFINISHED:
+                    # A set-up cell that fails takes later exercises with it: say which, and why.
+                    first = (outcome.evalue.splitlines() or [""])[0][:160]
+                    notes.append(f"{label} raised {outcome.ename}: {first}")
             elif outcome.status == "timeout" and outcome.evalue == "interrupted":
                 notes.append(f"{label} timed out after {limits.cell_timeout:g} s and was interrupted")
             else:
@@ -176,6 +180,16 @@ def _grade(stem, student, folder, work, seed, limits) -> StudentResult:
     status = "; ".join(["graded", *flags, *notes])
     notebook = with_results(repaired.notebook, results)
     return StudentResult(student, stem, score, max_points(stem), status, cells, nbformat.writes(notebook))
+
+
+UNFINISHED = ("NotImplementedError", "NotHandedOut")  # an exercise not done yet, not a failing cell
+
+
+def cell_label(notebook, cell) -> str:
+    """A cell without a grade id as a learner finds it: its place in the notebook and its first line."""
+    number = next((i for i, c in enumerate(notebook.cells, 1) if c is cell), "?")
+    first = next((line.strip() for line in cell.source.splitlines() if line.strip()), "")
+    return f"cell {number} ({first[:40]}{'...' if len(first) > 40 else ''})"
 
 
 def _restart(kernel: SandboxKernel, replay: list[str], limits: Limits) -> None:

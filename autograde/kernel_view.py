@@ -16,7 +16,7 @@ from pathlib import Path
 
 from autograde.confinement import installed_course_lib
 from autograde.student_kit.assignments import assignment_stems
-from autograde.student_kit.layers import student_layers
+from autograde.student_kit.layers import answer_blocks, student_layers
 
 _VIEWS: dict[str, Path] = {}
 
@@ -41,3 +41,9 @@ def course_lib_for(stem: str) -> Path:
             path.chmod(0o755 if path.is_dir() else 0o644)
         _VIEWS[stem] = view
     return _VIEWS[stem]
+
+
+def withheld_answers(stem: str) -> set[str]:
+    """The names course_lib.layers answers with for `stem` and later assignments: stubs in the kernel's course_lib."""
+    return {block.name for block in answer_blocks((installed_course_lib() / "layers.py").read_text(encoding="utf-8"))
+            if block.stem >= stem}

@@ -16,16 +16,25 @@ PATTERNS = [
     (r"^\s*(import builtins|__builtins__)", "flagged: touches builtins"),
     (r"^\s*(check_\w+|course_lib(\.\w+)+)\s*=[^=]", "flagged: rebinds the course's checks"),
     (r"\b(gradebook|nbgrader)\b", "flagged: refers to the gradebook or nbgrader"),
+    (r"\b(u?mount|remount|unshare|nsenter|chroot|pivot_root|set(re)?s?[ug]id|capset|prctl|sudo)\b|\bCap(Eff|Prm|Bnd)\b",
+     "flagged: tries to change the sandbox (mounts, user ids or capabilities)"),
+    (r"\b(submitted|autograded|feedback|solutions|\.nbgrader|\.git)/", "flagged: looks for other students' work or "
+                                                                      "the grading state"),
 ]
 
 
-def flags_in_cells(notebook) -> list[str]:
-    """Flags raised by the code of the cells the student can edit (the source's test cells excluded)."""
+def flags_in_cells(notebook, withheld: set[str] = frozenset()) -> list[str]:
+    """Flags raised by the code of the cells the student can edit (the source's test cells excluded); `withheld`
+    names the course's own answers that the graded assignment asks for (autograde/kernel_view.py)."""
     code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code" and not nbgrader_meta(c).get("grade"))
     found = []
     for pattern, flag in PATTERNS:
         if re.search(pattern, code, flags=re.MULTILINE) and flag not in found:
             found.append(flag)
+    names = "|".join(sorted(map(re.escape, withheld)))
+    if names and re.search(rf"^\s*from\s+course_lib(\.layers)?\s+import\s+[^#\n]*\b({names})\b|\blayers\.({names})\b",
+                           code, flags=re.MULTILINE):
+        found.append("flagged: imports the course's own answer to this assignment (course_lib.layers)")
     return found
 
 

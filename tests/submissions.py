@@ -8,16 +8,21 @@ the table, so the guide and the grader cannot drift apart.
 from __future__ import annotations
 
 import copy
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
 
-from autograde.normalise import nbgrader_meta
+from autograde.normalise import is_demo, nbgrader_meta
 from autograde.variants import solution_cells
 
-from conftest import release_path
+from conftest import REPO, release_path
 
 STEM = "01_positional_encoding"
+ROOT_ESCAPE = Path("/course-grading-root-escape.txt")  # on the machine's real disk, were the sandbox's / writable
 
 
 def answered(stem: str = STEM) -> nbformat.NotebookNode:
@@ -161,6 +166,39 @@ import pathlib
 for target in ["/tmp/course-grading-escape.txt", str(pathlib.Path(np.__file__).parent / "escape.txt")]:
     open(target, "w").write("escaped")
 '''
+# Point 1 of the sandbox's allow list: the course's own answer to the graded assignment (the stub is all there is).
+COURSE_ANSWER = """
+from course_lib.layers import positional_encoding
+"""
+# As root (make test, CI), the kernel tries to take the cover off, remount the disk and read the grader's reference.
+ATTACK_SANDBOX = f"""
+import subprocess
+for argv in (["umount", "{REPO / 'autograde'}"], ["umount", "{REPO / 'course_lib'}"],
+             ["mount", "-o", "remount,rw", "/"], ["unshare", "-Urm", "true"]):
+    subprocess.run(argv, capture_output=True)
+open("{ROOT_ESCAPE}", "w").write("escaped")
+exec(open("{REPO / 'autograde' / 'reference' / 'positional_encoding.py'}").read())
+"""
+# Another student's answer, from wherever graded or submitted notebooks might lie (the batch's folders are in /var/tmp).
+OTHER_STUDENTS = f"""
+import glob, json
+places = ["/var/tmp/**/*.ipynb", "{REPO}/autograded/**/*.ipynb", "{REPO}/submitted/**/*.ipynb"]
+for path in [p for place in places for p in glob.glob(place, recursive=True)]:
+    for cell in json.load(open(path))["cells"]:
+        source = "".join(cell["source"])
+        if source.startswith("def positional_encoding") and "NotImplementedError" not in source:
+            exec(source)
+"""
+SETUP_TYPO = "import pandsa as pd  # a typo in the imports cell\n"
+
+
+def _setup_typo():
+    """The student added an import with a typo to the notebook's imports cell: the whole cell fails."""
+    notebook = answered()
+    imports = next(c for c in notebook.cells if c.cell_type == "code" and "import numpy as np" in c.source)
+    imports.source = SETUP_TYPO + imports.source
+    return notebook
+
 
 BUILDERS = {
     "correct": answered,
@@ -191,6 +229,10 @@ BUILDERS = {
     "grader imported": lambda: with_answer("get_angles", IMPORT_GRADER),
     "detached process": lambda: with_answer("get_angles", DETACHED),
     "writes outside its folder": lambda: with_cell(WRITE_OUTSIDE),
+    "course's answer imported": lambda: with_answer("positional_encoding", COURSE_ANSWER),
+    "sandbox attacked": lambda: with_answer("positional_encoding", ATTACK_SANDBOX),
+    "other students' work read": lambda: with_answer("positional_encoding", OTHER_STUDENTS),
+    "set-up cell fails": _setup_typo,
 }
 RAW = {
     "empty notebook {}": b"{}",
@@ -214,6 +256,10 @@ def write_submission(name: str, folder: Path) -> None:
         for shadow in SHADOWS:
             (folder / shadow).parent.mkdir(parents=True, exist_ok=True)
             (folder / shadow).write_text("raise SystemExit('shadowed')\n")
+    elif name == "files named like optional modules":
+        nbformat.write(answered(), target)
+        for module in optional_modules_tried():
+            (folder / f"{module}.py").write_text("STUDENT = True  # a harmless file of the student's\n")
     elif name == "notebook missing":
         nbformat.write(answered(), folder / "homework.ipynb")
     else:
@@ -221,7 +267,26 @@ def write_submission(name: str, folder: Path) -> None:
 
 
 def names() -> list[str]:
-    return [*BUILDERS, *RAW, "extra files", "files named like modules", "notebook missing"]
+    return [*BUILDERS, *RAW, "extra files", "files named like modules", "files named like optional modules",
+            "notebook missing"]
+
+
+def optional_modules_tried(stem: str = STEM) -> list[str]:
+    """The top-level modules that the release's set-up cells try to import and do not find (pandas tries pytz, Keras
+    tries jax, ...): seen by a finder placed after every other in a fresh interpreter."""
+    release = nbformat.read(release_path(stem), as_version=4)
+    cells = [c.source for c in release.cells if c.cell_type == "code" and not is_demo(c)
+             and not nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")]
+    code = ("import sys, json\ntried = set()\nclass Recorder:\n    @staticmethod\n"
+            "    def find_spec(name, path=None, target=None):\n        tried.add(name) if path is None else None\n"
+            "sys.meta_path.append(Recorder)\n" + "\n".join(cells) + "\nprint('\\nTRIED', json.dumps(sorted(tried)))\n")
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "COURSE_FAST": "1", "MPLBACKEND": "Agg"})
+    lines = [line for line in ran.stdout.splitlines() if line.startswith("TRIED ")]
+    assert ran.returncode == 0 and lines, f"the set-up cells of {stem} did not run: {ran.stderr[-2000:]}"
+    names = [name for name in json.loads(lines[-1].removeprefix("TRIED ")) if "." not in name]
+    assert names, "no optional import seen: nothing to test with"
+    return names
 
 
 def outcome_table(path: Path) -> dict[str, dict[str, str]]:

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from autograde import grade, release, sandbox
+from autograde import confinement, grade, release, sandbox
 from autograde.course import IGNORED_STDERR_PATTERN
 from autograde.judge import notebook_problem
 from autograde.sandbox import kernel_env
@@ -78,18 +78,20 @@ def test_release_command_rejects_unknown_assignment(capsys):
     assert "no such assignment in solutions/: 99_nope" in capsys.readouterr().err
 
 
-def test_a_course_cloned_into_tmp_stays_visible_in_the_sandbox(monkeypatch, tmp_path):
-    """The sandbox empties /tmp; a clone there (and its venv) is mounted again, read-only, before the grader's
-    folders are hidden inside it."""
+def test_a_course_cloned_into_tmp_is_mounted_after_the_sandbox_empties_tmp(monkeypatch, tmp_path):
+    """The sandbox's /tmp is empty; a clone there (its notebooks, course_lib, venv) is mounted after it is made, and
+    the folders above it are made traversable by the kernel's user (bwrap would make them root's alone)."""
     clone = tmp_path / "course"
-    monkeypatch.setattr(sandbox, "REPO_ROOT", clone)
-    monkeypatch.setattr(sandbox, "bwrap_path", lambda: "bwrap")
-    assert clone in sandbox.course_paths_in_scratch()
-    argv = sandbox.sandbox_command(tmp_path / "work", [clone / "autograde"], ["python"], {})
-    pairs = [argv[i:i + 3] for i in range(len(argv) - 2)]
-    emptied, shown = pairs.index(["--tmpfs", "/tmp", "--tmpfs"]), pairs.index(["--ro-bind", str(clone), str(clone)])
-    hidden = argv.index(str(clone / "autograde"))
-    assert emptied < shown < hidden
+    (clone / "notebooks").mkdir(parents=True)
+    monkeypatch.setattr(confinement, "REPO_ROOT", clone)
+    monkeypatch.setattr(confinement, "bwrap_path", lambda: "bwrap")
+    argv = confinement.sandbox_command(tmp_path / "work", ["python"], {}, memory=2**30)
+    runs = [argv[i:i + 4] for i in range(len(argv) - 3)]
+    emptied = runs.index(["--perms", "1777", "--tmpfs", "/tmp"])
+    above = runs.index(["--perms", "0755", "--dir", str(clone)])
+    shown = argv.index(str(clone / "notebooks"))
+    assert emptied < above < shown and argv[shown - 1] == "--ro-bind"
+    assert str(clone / "solutions") not in argv and str(clone) not in argv[shown + 1:], "more than the allow list"
 
 
 def test_grading_kernels_get_a_clean_environment(monkeypatch, tmp_path):

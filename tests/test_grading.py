@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +24,7 @@ import numpy as np
 import psutil
 import pytest
 from graded_batches import SEED, graded_batch
-from submissions import STEM, answered, names, outcome_table, write_submission
+from submissions import ROOT_ESCAPE, STEM, answered, names, outcome_table, write_submission
 
 from autograde import registry
 from autograde.grade import grade_batch
@@ -123,16 +124,26 @@ class BadBatch:
 
 
 @pytest.fixture(scope="module")
-def bad_batch(tmp_path_factory) -> BadBatch:
-    submissions = tmp_path_factory.mktemp("bad-submissions")
-    out = tmp_path_factory.mktemp("bad-grades")
+def bad_batch() -> BadBatch:
+    # Outside /tmp, which the sandbox has always emptied: "other students' work read" must find no way to this batch's
+    # folders by the allow list alone.
+    root = Path(tempfile.mkdtemp(prefix="bad-batch-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None))
+    try:
+        yield _grade_bad_batch(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _grade_bad_batch(root: Path) -> BadBatch:
+    submissions, out = root / "submissions", root / "grades"
+    submissions.mkdir()
     folders = {}
     for index, name in enumerate(names()):
         folder = submissions / f"s{index:02d}"
         write_submission(name, folder)
         folders[name] = folder.name
-    escape = Path("/tmp/course-grading-escape.txt")
-    escape.unlink(missing_ok=True)
+    for escape in (Path("/tmp/course-grading-escape.txt"), ROOT_ESCAPE):
+        escape.unlink(missing_ok=True)
     code = grade_main(["--assignment", STEM, "--submissions", str(submissions), "--out", str(out), "--workers", "2",
                        "--seed", str(SEED), "--cell-timeout", str(BAD_LIMITS["cell_timeout"]), "--call-timeout",
                        str(BAD_LIMITS["call_timeout"]), "--student-timeout", str(BAD_LIMITS["student_timeout"]),
@@ -162,6 +173,7 @@ def test_bad_submissions_match_the_instructors_guide(bad_batch):
 def test_nothing_escapes_the_sandbox(bad_batch):
     out = bad_batch.out
     assert not Path("/tmp/course-grading-escape.txt").exists(), "a kernel wrote outside its folder"
+    assert not ROOT_ESCAPE.exists(), "a kernel remounted the machine's disk and wrote on it"
     assert not (Path(np.__file__).parent / "escape.txt").exists(), "a kernel wrote into site-packages"
     assert "x,01_positional_encoding" not in (out / "grades.csv").read_text()
     survivors = [p.info["cmdline"] for p in psutil.process_iter(["cmdline"])

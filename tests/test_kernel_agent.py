@@ -21,6 +21,8 @@ from autograde.reference.positional_encoding import get_angles as reference_angl
 from autograde.remote import AGENT, Remote, install_code, part_source
 from autograde.sandbox import Outcome, shadowing_names
 
+from conftest import REPO
+
 EXITS = "raise SystemExit('shadowed')\n"
 
 
@@ -120,7 +122,7 @@ def test_an_import_that_raises_anything_becomes_an_import_error(tmp_path):
     sys.modules.pop("course_probe_fine", None)
 
 
-def test_the_status_calls_shadowed_only_what_the_kernel_imports_instead(tmp_path):
+def test_the_status_calls_shadowed_only_what_the_kernel_imports_instead(monkeypatch, tmp_path):
     # autograde: the grader's package is hidden from the kernel, so `import autograde` there is the student's file.
     # winreg: a standard module only on Windows. sitecustomize, wire, kernel_agent: installed nowhere as such.
     for name in ("autograde.py", "autograde/__init__.py", "course_lib.py", "numpy.py", "json.py", "winreg.py",
@@ -128,8 +130,10 @@ def test_the_status_calls_shadowed_only_what_the_kernel_imports_instead(tmp_path
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(EXITS)
     assert shadowing_names(tmp_path) == ["course_lib.py", "json.py", "numpy.py"]
-    assert shadowing_names(tmp_path, hidden=[]) == ["autograde", "autograde.py", "course_lib.py", "json.py",
-                                                    "numpy.py"]
+    # Were the repository visible to the kernel, the grader's package would be imported instead of the student's.
+    visible = sandbox.visible_roots()
+    monkeypatch.setattr(sandbox, "visible_roots", lambda: [*visible, REPO])
+    assert shadowing_names(tmp_path) == ["autograde", "autograde.py", "course_lib.py", "json.py", "numpy.py"]
 
 
 def top_level(path: Path) -> tuple[set[str], set[str]]:
