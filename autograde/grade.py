@@ -7,9 +7,12 @@
 DIR holds `<student>/<assignment>.ipynb` (and any files the student added), nbgrader's `submitted/` layout
 `<student>/<assignment>/<assignment>.ipynb` (with its timestamp.txt), and/or the archives `make submit` makes,
 `<student>.zip` with members `<student>/<assignment>.ipynb`: they are checked and unpacked into OUT/unpacked/ first
-(autograde/collect.py), and a faulty archive stops the batch before grading. This process alone then records the
-results in the course (autograde/record.py: the nbgrader gradebook, submitted/, autograded/, feedback/), gives the
-gradebook's students without a name one (autograde/roster.py: the roster's, else their id) and writes
+(autograde/collect.py). A faulty archive refuses its student alone: a `not graded: ` row in grades.csv, and nothing
+recorded in the course, so an earlier graded submission stays in the gradebook. Only regular files are read from
+a student's folder, never through a symbolic link, within size limits (read_submission). This process alone then
+records the results in the course (autograde/record.py: the nbgrader gradebook, submitted/, autograded/,
+feedback/), gives the gradebook's students without a name one (autograde/roster.py: the roster's, else their id)
+and writes
 - OUT/grades.csv: student, assignment, score, max_score, status (one row per student, sorted);
 - OUT/grades_by_cell.csv: each exercise's score and the message the student reads;
 - OUT/feedback/<student>/<assignment>.html: the feedback page (nbgrader's, from the graded notebook);
@@ -26,20 +29,24 @@ import csv
 import json
 import os
 import secrets
+import stat
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograde.collect import CollectError, collect
+from autograde.collect import CollectError, choose_notebook, collect, walk
 from autograde.course import course_root, list_assignments
 from autograde.gradebook import course_db_url, gradebook_lock
-from autograde.judge import Limits, StudentResult, grade_submission, max_points
+from autograde.judge import MAX_EXTRA_BYTES, Limits, StudentResult, empty_result, grade_submission, max_points
 from autograde.record import TIMESTAMP, lateness, record_batch
 from autograde.roster import Roster, RosterError, name_students, read_roster
+from course_lib.notebooks import MAX_NOTEBOOK_BYTES
 
 GRADES_COLUMNS = ["student", "assignment", "score", "max_score", "status"]
+MAX_SUBMISSION_BYTES = MAX_NOTEBOOK_BYTES + MAX_EXTRA_BYTES  # the notebook and the extra files the grader copies
 CELL_COLUMNS = ["student", "assignment", "grade_id", "score", "max_score", "message"]
 
 
@@ -48,14 +55,91 @@ CELL_COLUMNS = ["student", "assignment", "grade_id", "score", "max_score", "mess
 # nothing but this package.
 
 
-def read_submission(folder: Path) -> dict[str, bytes]:
-    """The student's files by relative path (checkpoints left out)."""
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and ".ipynb_checkpoints" not in p.parts and p.relative_to(folder) != Path(TIMESTAMP)}
+@dataclass
+class Submission:
+    files: dict[str, bytes]  # by relative path
+    notes: list[str] = field(default_factory=list)  # for the status: what was left out, and why
 
 
-def grade_files(stem: str, student: str, files: dict[str, bytes], seed: int, limits: dict) -> dict:
-    """Grade one submission given as {relative path: bytes}; the result as a plain dict."""
+def read_submission(folder: Path, *, stem: str | None = None) -> Submission:
+    """The student's regular files, never read through a symbolic link (checkpoints and nbgrader's timestamp left
+    out), within limits: a notebook MAX_NOTEBOOK_BYTES, another file MAX_EXTRA_BYTES, MAX_SUBMISSION_BYTES in all,
+    `<stem>.ipynb` and the other notebooks beside it read first. The notes say what was not read; a link out of the
+    folder to something that exists is flagged: read, it would hand the kernel any file the grader can read."""
+    folder = Path(folder)
+    if folder.is_symlink():
+        return Submission({}, ["the submission's folder is a symbolic link: not read"])
+    left: dict[str, list[str]] = {"link": [], "other": [], "large": [], "beyond": [], "unreadable": []}
+    outside, regular = [], []
+    for name, kind in walk(folder):
+        if kind == "link":
+            left["link"].append(name)
+            target = os.path.realpath(folder / name)
+            if os.path.exists(target) and os.path.commonpath([target, os.path.realpath(folder)]) \
+                    != os.path.realpath(folder):
+                outside.append(f"{name} -> {os.readlink(folder / name)}")
+        elif kind == "other":
+            left["other"].append(name)
+        elif kind == "file" and name != TIMESTAMP:
+            regular.append(name)
+    regular.sort(key=lambda n: (n != f"{stem}.ipynb", "/" in n or not n.lower().endswith(".ipynb"), n))
+    files, total = {}, 0
+    for name in regular:
+        limit = MAX_NOTEBOOK_BYTES if name.lower().endswith(".ipynb") else MAX_EXTRA_BYTES
+        try:
+            size = os.lstat(folder / name).st_size
+            if size > limit:
+                left["large"].append(f"{name} ({size / 2**20:.1f} MiB)")
+            elif total + size > MAX_SUBMISSION_BYTES:
+                left["beyond"].append(name)
+            else:
+                files[name] = _read_regular(folder / name, limit)
+                total += len(files[name])
+        except OSError:
+            left["unreadable"].append(name)
+    notes = [f"flagged: symbolic links to files outside the submission: {_some(outside)}"] if outside else []
+    for key, what in (("link", "symbolic links not read (only regular files are)"),
+                      ("other", "not regular files (pipes, devices, sockets) not read"),
+                      ("large", f"files over the size limit not read (a notebook may have "
+                                f"{MAX_NOTEBOOK_BYTES // 2**20} MiB, another file {MAX_EXTRA_BYTES // 2**20} MiB)"),
+                      ("beyond", f"files past the {MAX_SUBMISSION_BYTES // 2**20} MiB a submission may hold not read"),
+                      ("unreadable", "files that could not be read")):
+        if left[key]:
+            notes.append(f"{what}: {_some(left[key])}")
+    return Submission(files, notes)
+
+
+def _read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file, opened without following a link (it may have changed since it was listed)."""
+    handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # O_NONBLOCK: a pipe does not hang open()
+    with os.fdopen(handle, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(f"{path} grew past {limit} bytes")
+    return data
+
+
+def _some(names: list[str], shown: int = 5) -> str:
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def grade_files(stem: str, student: str, submission: Submission | dict[str, bytes], seed: int, limits: dict) -> dict:
+    """Grade one submission (read_submission's, or {relative path: bytes}); the result as a plain dict. Without a
+    `<stem>.ipynb`, the notebook collect.choose_notebook takes is graded under that name."""
+    if not isinstance(submission, Submission):
+        submission = Submission(dict(submission))
+    files, notes = dict(submission.files), []
+    if f"{stem}.ipynb" not in files:
+        try:
+            name, note = choose_notebook(stem, [n for n in files if "/" not in n], files.get)
+        except Exception as error:  # the release cannot be read: grading says so below, never a lost batch
+            name, note = None, f"no notebook chosen ({type(error).__name__}: {error})"
+        if name is not None:
+            files[f"{stem}.ipynb"] = files.pop(name)
+        notes += [note] if note else []
+    notes += submission.notes
     with tempfile.TemporaryDirectory(prefix=f"grade-{stem}-") as tmp:
         folder, work = Path(tmp) / "submission", Path(tmp) / "work"
         folder.mkdir()
@@ -70,6 +154,7 @@ def grade_files(stem: str, student: str, files: dict[str, bytes], seed: int, lim
         except Exception as error:  # one student's trouble never ends the batch
             result = StudentResult(student, stem, 0.0, max_points(stem),
                                    f"grader error: {type(error).__name__}: {error}")
+    result.status = "; ".join([result.status, *notes])
     return result.to_dict()
 
 
@@ -109,17 +194,23 @@ def grade_batch(stem: str, submissions: Path, out: Path, *, workers: int = 1, sc
                 progress: bool = False, log: Callable[[str], None] = print) -> list[StudentResult]:
     """Grade every `<student>/` folder and `<student>.zip` archive in `submissions`; record the results in the
     course at `course_root` (its gradebook and autograded/; a throw-away course when None), its students named
-    from `roster` (read_roster's) or by their id, and write the CSVs, feedback pages and report to `out`. Raises
-    CollectError, before grading anyone, when an archive is at fault."""
+    from `roster` (read_roster's) or by their id, and write the CSVs, feedback pages and report to `out`. A student
+    whose archive is at fault gets a `not graded: ` row and is not recorded. Raises CollectError, before grading
+    anyone, when OUT/unpacked/ is not the grader's."""
     started = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
-    folders = collect(submissions, stem, out, log=log)
+    collected = collect(submissions, stem, out, log=log)
+    folders = collected.folders
     limits = limits or Limits()
     if limits.threads == 0:
         limits.threads = max(1, (os.cpu_count() or 1) // max(1, workers))
     seed = secrets.randbits(32) if seed is None else int(seed)
     students = sorted(folders)
-    tasks = [(stem, student, read_submission(folders[student]), seed, vars(limits)) for student in students]
+    tasks = []
+    for student in students:
+        submission = read_submission(folders[student], stem=stem)
+        submission.notes[:0] = collected.notes.get(student, [])
+        tasks.append((stem, student, submission, seed, vars(limits)))
     (out / "grading.json").write_text(json.dumps({"assignment": stem, "seed": seed, "students": len(students),
                                                   "workers": workers, "dask_scheduler": scheduler,
                                                   "limits": vars(limits)}, indent=2) + "\n")
@@ -141,6 +232,9 @@ def grade_batch(stem: str, submissions: Path, out: Path, *, workers: int = 1, sc
     if results and (course_root is not None or db_url):
         _name_students(db_url or course_db_url(Path(course_root).resolve()), roster, log)
     _note_submission_times(results, folders, lateness(course_root, db_url, stem) if course_root else {})
+    # A refused student is in the CSVs, never in the gradebook: a 0 there would replace an earlier graded submission.
+    results = sorted(results + [empty_result(stem, student, f"not graded: {why}")
+                                for student, why in collected.refused.items()], key=lambda r: r.student)
     write_csvs(stem, results, out)
     _write_timing(results, out, time.monotonic() - started)
     from autograde.report import write_report
@@ -168,7 +262,7 @@ def _note_submission_times(results: list[StudentResult], folders: dict[str, Path
     """nbgrader's timestamp of a submission (its submitted/ layout), and how late it was, in the status."""
     for result in results:
         stamp = folders[result.student] / TIMESTAMP if result.student in folders else None
-        if stamp is not None and stamp.is_file() and stamp.read_text().strip():
+        if stamp is not None and stamp.is_file() and not stamp.is_symlink() and stamp.read_text().strip():
             result.status += f"; submitted {stamp.read_text().strip()}"
         if late.get(result.student, 0) > 0:
             result.status += f"; late by {_duration(late[result.student])}"

@@ -3,7 +3,9 @@
 After `make grade` has graded a batch (in worker processes or on Dask), this process alone writes, in the course
 root (the repository unless `--course-root` says otherwise):
 - `submitted/<student>/<assignment>/`: the student's files as handed in (kept where nbgrader's `collect` put them;
-  copied there from an archive or another folder, an earlier different copy moved aside, never deleted);
+  copied there from an archive or another folder, an earlier different copy moved aside, never deleted). Only
+  regular files and real folders are copied: symbolic links, pipes, devices and sockets are left out, and a copy
+  that fails is logged, never the end of the batch;
 - the gradebook (`CourseDirectory.db_url`): the submission, its timestamp, each test cell's automatic score and the
   flag, through nbgrader's own `autograde` converter, whose execution step is the course's (autograde/course_grading.py)
   fed with the batch's results. Re-grading replaces automatic scores; an instructor's manual scores, extra credit
@@ -18,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import filecmp
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -27,6 +30,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograde.collect import walk
 from autograde.course import apply
 from autograde.gradebook import gradebook_lock, record
 from autograde.judge import StudentResult, release_notebook, with_results
@@ -74,23 +78,49 @@ def record_batch(stem: str, results: list[StudentResult], folders: dict[str, Pat
 
 
 def keep_submission(root: Path, stem: str, student: str, folder: Path | None, log: Callable[[str], None]) -> None:
-    """The student's files in `submitted/<student>/<stem>/`, as nbgrader's `collect` leaves them."""
+    """The student's files in `submitted/<student>/<stem>/`, as nbgrader's `collect` leaves them (regular files and
+    folders only). A copy is made aside and renamed, so no half copy is left; one that fails is logged."""
     target = root / "submitted" / student / stem
-    if folder is None or not folder.is_dir() or (target.exists() and target.resolve() == folder.resolve()):
+    if folder is None or folder.is_symlink() or not folder.is_dir() \
+            or (target.exists() and target.resolve() == folder.resolve()):
         return
-    if target.exists():
-        if same_tree(folder, target):
-            return
-        aside = target.with_name(f"{stem}.replaced-{time.strftime('%Y%m%d-%H%M%S')}")
-        target.rename(aside)
-        log(f"{student}: the earlier submitted/{student}/{stem}/ differs from this batch's: moved to {aside.name}")
-    shutil.copytree(folder, target, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    partial = target.with_name(f".{stem}.copying")
+    try:
+        if os.path.lexists(target):
+            if same_tree(folder, target):
+                return
+            aside = target.with_name(f"{stem}.replaced-{time.strftime('%Y%m%d-%H%M%S')}")
+            target.rename(aside)
+            log(f"{student}: the earlier submitted/{student}/{stem}/ differs from this batch's: moved to {aside.name}")
+        shutil.rmtree(partial, ignore_errors=True)
+        copy_regular(folder, partial)
+        partial.rename(target)
+    except OSError as error:  # one student's copy never ends the batch
+        shutil.rmtree(partial, ignore_errors=True)
+        log(f"{student}: the submission was not kept in submitted/{student}/{stem}/: {error}")
+
+
+def copy_regular(source: Path, target: Path, *, skip: Callable[[str], bool] = lambda name: False) -> None:
+    """Copy `source`'s real folders and regular files into `target` (made here), but the names `skip` says;
+    symbolic links, pipes, devices and sockets are left out (walk): a link would bring in what it points at."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name, kind in walk(source):
+        if skip(Path(name).name):
+            continue
+        if kind == "folder":
+            (target / name).mkdir(exist_ok=True)
+        elif kind == "file" and (target / name).parent.is_dir():  # not under a folder left out
+            shutil.copy2(source / name, target / name)
 
 
 def same_tree(a: Path, b: Path) -> bool:
-    compared = filecmp.dircmp(a, b, ignore=[".ipynb_checkpoints"])
-    return (not compared.left_only and not compared.right_only and not compared.diff_files
-            and not compared.funny_files and all(same_tree(a / d, b / d) for d in compared.common_dirs))
+    """Whether the two folders hold the same folders and regular files, with the same contents (links and other
+    kinds of file aside, as keep_submission leaves them)."""
+    left, right = list(walk(a)), list(walk(b))
+    kept = {"folder", "file"}
+    if [entry for entry in left if entry[1] in kept] != [entry for entry in right if entry[1] in kept]:
+        return False
+    return all(filecmp.cmp(a / name, b / name, shallow=False) for name, kind in left if kind == "file")
 
 
 def autograde(root: Path, config, stem: str, results: list[StudentResult]) -> list[str]:
@@ -101,14 +131,18 @@ def autograde(root: Path, config, stem: str, results: list[StudentResult]) -> li
 
     staging = root / STAGING
     shutil.rmtree(staging, ignore_errors=True)
+    problems = []
     for result in results:
         folder = staging / result.student / stem
         submitted = root / "submitted" / result.student / stem
-        if submitted.is_dir():  # the student's other files go with the notebook, as nbgrader would take them
-            shutil.copytree(submitted, folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.ipynb"))
+        try:  # the student's other files go with the notebook, as nbgrader would take them
+            copy_regular(submitted, folder, skip=lambda name: name.endswith(".ipynb"))
+        except OSError as error:
+            problems.append(f"{result.student}: the files beside the notebook not staged: {error}")
         folder.mkdir(parents=True, exist_ok=True)
-        if not result.notebook and (submitted / f"{stem}.ipynb").is_file():  # unreadable: the bytes go beside it
-            keep_bytes(submitted / f"{stem}.ipynb", folder, stem)
+        kept = submitted / f"{stem}.ipynb"
+        if not result.notebook and kept.is_file() and not kept.is_symlink():  # unreadable: the bytes go beside it
+            keep_bytes(kept, folder, stem)
         nbformat.write(graded_notebook(stem, result, kept=(folder / kept_name(stem)).is_file()),
                        folder / f"{stem}.ipynb")
     # Verdicts and status only: the graded notebooks are the staged files themselves.
@@ -117,7 +151,6 @@ def autograde(root: Path, config, stem: str, results: list[StudentResult]) -> li
     config.CourseDirectory.submitted_directory = STAGING
     config.CourseGrading.results = str(staging / "results.json")
     config.BaseConverter.force = True
-    problems = []
     try:
         for result in results:
             coursedir = CourseDirectory(config=config)

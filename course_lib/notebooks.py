@@ -2,8 +2,8 @@
 
 `course_lib` ships to students without `autograde/`, so the rules both sides must apply the same way live
 here and the grader imports them: which cells are graded exercises and what they are called, which cells are
-`demo` cells (never run when grading or checking a submission), what counts as a readable notebook, and which
-student ids are accepted.
+`demo` cells (never run when grading or checking a submission), what counts as a readable notebook (nbformat 4,
+or 3 as Jupyter still opens it), how large a notebook the grader reads, and which student ids are accepted.
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 MAX_STUDENT_ID = 64
 # An assignment's folder and notebook share its stem: 01_positional_encoding/01_positional_encoding.ipynb.
 ASSIGNMENT_STEM = re.compile(r"[0-9]{2}_[A-Za-z0-9_]+")
+# The largest notebook the grader reads (an archive's member, a file in a student's folder); `make submit` refuses
+# to pack a larger one. Outputs make the size: a notebook with many figures is a few MiB.
+MAX_NOTEBOOK_BYTES = 50 * 2**20
 
 
 def nbgrader_meta(cell) -> dict:
@@ -86,15 +89,24 @@ def notebook_problem(data: bytes) -> str | None:
         return f"invalid notebook: not UTF-8 text ({error.reason})"
     except json.JSONDecodeError as error:
         return f"invalid notebook: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
-    if not isinstance(raw, dict) or not isinstance(raw.get("cells"), list):
+    if not isinstance(raw, dict) or not (isinstance(raw.get("cells"), list) or _worksheets(raw)):
         return "invalid notebook: no list of cells (is it a notebook?)"
     try:
         notebook = nbformat.from_dict(raw)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            if _worksheets(raw):
+                nbformat.validate(notebook)  # by nbformat 3's schema first: its errors name what is wrong
             nbformat.validate(nbformat.v4.upgrade(notebook) if notebook.get("nbformat", 4) < 4 else notebook)
     except nbformat.ValidationError as error:
         return f"invalid notebook: {str(error).splitlines()[0]}"
     except Exception as error:  # nbformat raises several types for structurally odd input
         return f"invalid notebook: {type(error).__name__}: {error}"
     return None
+
+
+def _worksheets(raw: dict) -> bool:
+    """Whether `raw` has nbformat 3's layout: its cells in a list of worksheets (nbformat converts it to 4)."""
+    sheets = raw.get("worksheets")
+    return (raw.get("nbformat") == 3 and isinstance(sheets, list)
+            and all(isinstance(sheet, dict) and isinstance(sheet.get("cells"), list) for sheet in sheets))

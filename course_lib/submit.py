@@ -11,7 +11,8 @@ each graded exercise whether it is not started, done with its check passing, or 
 
 A failing check is not an error: the archive is still made, and the summary shows what to fix if you want to.
 A file that is not a readable notebook is packed too, with a warning (grading reports it the same way).
-Usage problems (a bad student id, no notebooks, a folder that cannot be read) stop with exit status 2 and
+Usage problems (a bad student id, no notebooks, a folder that cannot be read) and a notebook over the grader's
+size limit (50 MiB, made by its outputs: the grader would refuse the whole archive) stop with exit status 2 and
 nothing written.
 """
 
@@ -26,7 +27,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from course_lib.notebooks import ASSIGNMENT_STEM, student_id_problem
+from course_lib.notebooks import ASSIGNMENT_STEM, MAX_NOTEBOOK_BYTES, student_id_problem
 from course_lib.selfcheck import DEFAULT_CELL_TIMEOUT, FAILS, NOT_STARTED, PASSES, NotebookReport, check_notebook
 
 SKIPPED = {".ipynb_checkpoints", "__pycache__"}
@@ -58,15 +59,23 @@ def find_notebooks(work: Path) -> list[Found]:
                          and not p.name.startswith("."))
     except OSError as error:
         raise SubmitError(f"cannot read the working folder {work}/: {error.strerror or error}") from None
-    found = []
+    found, large = [], []
     for folder in folders:
         path = folder / f"{folder.name}.ipynb"
         if not ASSIGNMENT_STEM.fullmatch(folder.name) or not path.is_file():
             continue
         try:
+            if path.stat().st_size > MAX_NOTEBOOK_BYTES:  # not read: it may be far larger
+                large.append(f"{path} ({path.stat().st_size / 2**20:.1f} MiB)")
+                continue
             found.append(Found(folder.name, path, path.read_bytes()))
         except OSError as error:
             raise SubmitError(f"cannot read {path}: {error.strerror or error}; nothing was packed") from None
+    if large:
+        raise SubmitError(f"{', '.join(large)} {'is' if len(large) == 1 else 'are'} over the grader's limit of "
+                          f"{MAX_NOTEBOOK_BYTES // 2**20} MiB for a notebook (it would refuse your whole archive). "
+                          f"Outputs make a notebook that large: open it in JupyterLab, choose Edit > Clear Outputs "
+                          f"of All Cells, save, and run this again. Nothing was packed")
     if not found:
         copies = sorted(str(p.relative_to(work)) for p in work.glob("*/*.new.ipynb"))
         hint = f" (only the course's new copies: {', '.join(copies)})" if copies else ""

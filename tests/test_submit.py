@@ -5,7 +5,8 @@
   student's files are byte for byte what they were.
 - Bad input (student ids, folders, notebooks) stops with a message, or, for a broken notebook, is packed with a
   warning.
-- The grader unpacks only `<student>/<NN_topic>.ipynb` and refuses what could escape or collide.
+- The grader unpacks only `<student>/<name>.ipynb`, and refuses the student of an archive that could escape or
+  collide; the others are graded.
 - One archive made by `make submit` for 01 is graded by `python -m autograde.grade` from a folder of archives.
 """
 
@@ -295,73 +296,88 @@ NOTEBOOK = release_path(PE).read_bytes()
     ({"bob/../../evil.ipynb": NOTEBOOK}, (), "'bob/../../evil.ipynb' climbs out of the folder"),
     ({"/etc/bob/01_positional_encoding.ipynb": NOTEBOOK}, (), "has an absolute path"),
     ({f"bob/{PE}.ipynb": b"/etc/passwd"}, (f"bob/{PE}.ipynb",), "is a symbolic link"),
-    ({f"bob/{PE}/{PE}.ipynb": NOTEBOOK}, (), "is not <student>/<NN_topic>.ipynb"),
+    ({f"bob/{PE}/{PE}.ipynb": NOTEBOOK}, (), "is not <student>/<name>.ipynb"),
     ({f"bob/{PE}.ipynb": NOTEBOOK, "bob/run_me.sh": b"rm -rf /"}, (), "'bob/run_me.sh' is not <student>"),
     ({f"bob/{PE}.ipynb": NOTEBOOK, f"carol/{PE}.ipynb": NOTEBOOK}, (), "holds several students' folders"),
     ({f"bo b/{PE}.ipynb": NOTEBOOK}, (), "its folder 'bo b' cannot be graded"),
     ({}, (), "the archive is empty"),
 ])
-def test_collect_refuses_a_faulty_archive_before_unpacking_anything(members, symlinks, fault, tmp_path):
+def test_collect_refuses_the_student_of_a_faulty_archive_alone(members, symlinks, fault, tmp_path):
     submissions, out = tmp_path / "submissions", tmp_path / "out"
     submissions.mkdir()
     make_zip(submissions / "bob.zip", members, symlinks=symlinks)
-    with pytest.raises(collect.CollectError) as raised:
-        collect.collect(submissions, PE, out, log=lambda line: None)
-    assert "bob.zip: " in str(raised.value) and fault in str(raised.value), str(raised.value)
-    assert not (out / collect.STAGING).exists() and not (tmp_path / "evil.ipynb").exists()
+    make_zip(submissions / "alice.zip", {f"alice/{PE}.ipynb": NOTEBOOK})
+    logged = []
+    batch = collect.collect(submissions, PE, out, log=logged.append)
+    assert batch.folders == {"alice": out / collect.STAGING / "alice"}, "the others are graded"
+    assert list(batch.refused) == ["bob"], "refused under the archive's name when it names no student"
+    assert batch.refused["bob"].startswith("bob.zip: ") and fault in batch.refused["bob"], batch.refused
+    assert f"bob: not graded: {batch.refused['bob']}" in logged
+    assert not (out / collect.STAGING / "bob").exists() and not (tmp_path / "evil.ipynb").exists()
 
 
-def test_collect_refuses_an_oversized_member_and_a_student_in_two_places(monkeypatch, tmp_path):
+def test_collect_refuses_each_student_at_fault_and_keeps_the_others(monkeypatch, tmp_path):
     submissions, out = tmp_path / "submissions", tmp_path / "out"
     (submissions / "bob").mkdir(parents=True)
     make_zip(submissions / "bob.zip", {f"bob/{PE}.ipynb": b"{}"})
     make_zip(submissions / "carol-1.zip", {f"carol/{PE}.ipynb": b"{}"})
     make_zip(submissions / "carol-2.zip", {f"carol/{PE}.ipynb": b"{}"})
     (submissions / "dave.zip").write_bytes(b"not a zip")
+    (submissions / "up load.zip").write_bytes(b"not a zip either, nor its name a student id")
     monkeypatch.setattr(collect, "MAX_MEMBER_BYTES", 2048)
     make_zip(submissions / "erin.zip", {f"erin/{PE}.ipynb": b" " * 4096})
-    with pytest.raises(collect.CollectError) as raised:
-        collect.collect(submissions, PE, out, log=lambda line: None)
-    message = str(raised.value)
-    assert "student bob is in 2 places (folder bob/, archive bob.zip)" in message
-    assert "student carol is in 2 places (archive carol-1.zip, archive carol-2.zip)" in message
-    assert "dave.zip: not a readable zip archive" in message
-    assert f"erin.zip: member 'erin/{PE}.ipynb' is 4.0 KiB, over the limit of 2.0 KiB" in message
-    assert "nothing was graded" in message
+    make_zip(submissions / "frank.zip", {f"frank/{PE}.ipynb": b"{}"})
+    logged = []
+    batch = collect.collect(submissions, PE, out, log=logged.append)
+    assert batch.folders == {"frank": out / collect.STAGING / "frank"}
+    assert batch.refused == {
+        "bob": "student bob is in 2 places (folder bob/, archive bob.zip): keep one",
+        "carol": "student carol is in 2 places (archive carol-1.zip, archive carol-2.zip): keep one",
+        "dave": "dave.zip: not a readable zip archive (File is not a zip file)",
+        "erin": f"erin.zip: member 'erin/{PE}.ipynb' is 4.0 KiB, over the limit of 2.0 KiB (its outputs make it "
+                f"that large: clear them and hand it in again)"}
+    assert "not graded: up load.zip: not a readable zip archive (File is not a zip file) (and its file name is no " \
+           "student id to record that under)" in logged
 
 
 def test_collect_unpacks_only_the_assignment_being_graded(tmp_path):
     submissions, out = tmp_path / "submissions", tmp_path / "out"
     (submissions / "bob").mkdir(parents=True)
     make_zip(submissions / "alice.zip", {"alice/": b"", f"alice/{PE}.ipynb": NOTEBOOK, f"alice/{SDPA}.ipynb": b"{}"})
-    make_zip(submissions / "upload-7.zip", {f"carol/{SDPA}.ipynb": b"{}"})
+    make_zip(submissions / "upload-7.zip", {f"dave/{PE}.ipynb": NOTEBOOK})
+    make_zip(submissions / "carol.zip", {f"carol/{SDPA}.ipynb": b"{}"})
     logged = []
-    folders = collect.collect(submissions, PE, out, log=logged.append)
+    batch = collect.collect(submissions, PE, out, log=logged.append)
     staging = out / collect.STAGING
-    assert folders == {"alice": staging / "alice", "bob": submissions / "bob", "carol": staging / "carol"}
+    assert batch.folders == {"alice": staging / "alice", "bob": submissions / "bob", "dave": staging / "dave"}
     assert sorted(p.name for p in (staging / "alice").iterdir()) == [f"{PE}.ipynb"]
     assert (staging / "alice" / f"{PE}.ipynb").read_bytes() == NOTEBOOK
-    assert list((staging / "carol").iterdir()) == [], "carol handed in no 01: graded as missing"
-    assert "upload-7.zip holds carol/: graded as carol" in logged
+    assert "upload-7.zip holds dave/: graded as dave" in logged
+    # Like a folder of other assignments' folders, an archive of other assignments' notebooks has not handed 01 in.
+    assert "not handed in (other assignments only): carol" in logged and not (staging / "carol").exists()
     # A second run replaces what the first unpacked; a folder it did not make is never emptied.
-    assert collect.collect(submissions, PE, out, log=logged.append) == folders
+    assert collect.collect(submissions, PE, out, log=logged.append) == batch
     (staging / collect.MARKER).unlink()
     with pytest.raises(collect.CollectError, match="was not made by the grader"):
         collect.collect(submissions, PE, out, log=logged.append)
 
 
-def test_make_grade_stops_on_a_faulty_archive_before_grading(monkeypatch, tmp_path, capsys):
+def test_make_grade_refuses_the_student_of_a_faulty_archive_and_grades_the_others(monkeypatch, tmp_path, capsys):
     import autograde.confinement
 
     monkeypatch.setattr(autograde.confinement, "sandbox_check", lambda: None)
-    (tmp_path / "submissions").mkdir()
+    (tmp_path / "submissions" / "bob").mkdir(parents=True)
+    (tmp_path / "submissions" / "bob" / f"{PE}.ipynb").write_text("{}")  # graded without a kernel: not a notebook
     make_zip(tmp_path / "submissions" / "mallory.zip", {"../evil.ipynb": NOTEBOOK})
     code = grade_main(["--assignment", PE, "--submissions", str(tmp_path / "submissions"),
-                       "--out", str(tmp_path / "out"), "--no-gradebook"])
-    error = capsys.readouterr().err
-    assert code == 2 and "cannot grade: 1 problem(s) with the archives" in error, error
-    assert "mallory.zip: member '../evil.ipynb' climbs out of the folder" in error
-    assert not (tmp_path / "out" / "grades.csv").exists() and not (tmp_path / "evil.ipynb").exists()
+                       "--out", str(tmp_path / "out"), "--no-gradebook", "--no-feedback", "--workers", "1"])
+    assert code == 0, capsys.readouterr().err
+    with open(tmp_path / "out" / "grades.csv", newline="") as handle:
+        rows = {row["student"]: (row["score"], row["status"]) for row in csv.DictReader(handle)}
+    assert rows == {"bob": ("0", "invalid notebook: no list of cells (is it a notebook?)"),
+                    "mallory": ("0", "not graded: mallory.zip: member '../evil.ipynb' climbs out of the folder with "
+                                     "'..'")}
+    assert not (tmp_path / "evil.ipynb").exists()
 
 
 @pytest.mark.grading
