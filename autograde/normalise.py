@@ -1,10 +1,15 @@
 """Repair a submission against its source notebook before grading, and say what was repaired.
 
-Students duplicate, paste, edit and delete cells by accident. Grading goes by the source's structure:
-- each graded solution cell is taken once, with the source's metadata (grade id, points, lock); among
-  copies, the last attempted one counts (running the notebook top to bottom, it is the one that wins);
-- each test cell is the source's, once, right after its solution cell (edited, deleted, duplicated or
-  renamed test cells are restored);
+Students split, duplicate, paste, edit, retype and delete cells by accident. Grading runs what the notebook does
+top to bottom, in the source's structure:
+- a graded solution cell split in two or pasted keeps its grade id on every copy: all copies run in order, the
+  last attempted one as the solution cell (the source's metadata: grade id, points, lock; the test cells follow
+  it), the others as the student's own cells; a copy left as the untouched template is left out when another
+  copy is attempted (run below an answer, it would undo it);
+- each test cell is the source's, once, right after its solution cell (edited, deleted, duplicated, renamed or
+  retyped test cells are restored);
+- each grade id is on one cell only, of the source's type: any other cell that carries nbgrader metadata (a
+  markdown copy of a code cell, a pasted graded cell, a stray id) loses it and stays as the student's;
 - cells the source tags `demo` (training runs, plots, timing) are kept for the feedback but not run;
 - the student's own cells are kept and run, in their place.
 """
@@ -63,10 +68,14 @@ def _same_meta(a, b) -> bool:
 def normalise(submission: nbformat.NotebookNode, source: nbformat.NotebookNode) -> Normalised:
     """The submission in the structure of `source`, the notebook as released to students."""
     repairs: list[str] = []
-    solutions = {nbgrader_meta(c)["grade_id"]: c for c in source.cells
+    code = [c for c in source.cells if c.get("cell_type") == "code"]
+    solutions = {nbgrader_meta(c)["grade_id"]: c for c in code
                  if nbgrader_meta(c).get("solution") and nbgrader_meta(c).get("grade_id")}
-    tests = {nbgrader_meta(c)["grade_id"]: c for c in source.cells
+    tests = {nbgrader_meta(c)["grade_id"]: c for c in code
              if nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")}
+    # Another cell the source marks (read-only, a written answer) keeps its grade id on the first cell of its type.
+    marked = {nbgrader_meta(c)["grade_id"]: c for c in source.cells
+              if nbgrader_meta(c).get("grade_id") and nbgrader_meta(c)["grade_id"] not in {*solutions, *tests}}
     by_id = {c.get("id"): c for c in source.cells if c.get("id")}
     test_after = _test_after(source)
     stubs = {gid: c.get("source", "") for gid, c in solutions.items()}
@@ -76,11 +85,14 @@ def normalise(submission: nbformat.NotebookNode, source: nbformat.NotebookNode) 
 
     # 1. Classify every submitted cell.
     kinds: list[tuple[str, str | None, object]] = []  # (kind, grade id, cell)
+    retyped: dict[str, str] = {}  # grade id of a graded code cell -> the type a copy of it was changed to
     for cell in submission.cells:
         meta = nbgrader_meta(cell)
-        grade_id, cell_id = meta.get("grade_id"), cell.get("id")
+        grade_id, cell_id = _grade_id(cell), cell.get("id")
         source_cell = by_id.get(cell_id)
         if cell.get("cell_type") != "code":
+            if grade_id in solutions or grade_id in tests:
+                retyped.setdefault(grade_id, str(cell.get("cell_type"))[:20])
             kinds.append(("text", None, cell))
         elif grade_id in tests or (source_cell is not None and nbgrader_meta(source_cell).get("grade_id") in tests
                                    and not meta.get("solution")) or _squash(cell.source) in test_sources:
@@ -101,20 +113,26 @@ def normalise(submission: nbformat.NotebookNode, source: nbformat.NotebookNode) 
             else:
                 kinds.append(("own", None, cell))
 
-    # 2. Choose one cell per solution: the last attempted copy, else the last copy.
+    # 2. Per solution, the cell that carries its grade id: the last attempted copy, else the last copy. The other
+    # copies run in their place, except those left as the template (below an answer, they would undo it).
     chosen: dict[str, object] = {}
+    left_out: set[int] = set()  # id() of the template copies not run
     for grade_id in solutions:
         copies = [cell for kind, gid, cell in kinds if kind == "solution" and gid == grade_id]
         if not copies:
-            repairs.append(f"solution cell {grade_id} missing: graded as unanswered")
+            how = f"turned into {retyped[grade_id]}" if grade_id in retyped else "missing"
+            repairs.append(f"solution cell {grade_id} {how}: graded as unanswered")
             continue
-        attempted = [c for c in copies if not (grade_id in stubs and _stub(c, stubs[grade_id]))]
+        attempted = [c for c in copies if not _stub(c, stubs[grade_id])]
         chosen[grade_id] = (attempted or copies)[-1]
+        templates = [c for c in copies if c is not chosen[grade_id] and _stub(c, stubs[grade_id])]
+        left_out |= {id(c) for c in templates}
         if len(copies) > 1:
-            repairs.append(f"{len(copies)} copies of solution cell {grade_id}: graded the last attempted one")
+            repairs.append(f"{len(copies)} copies of solution cell {grade_id}: "
+                           f"{_copies_note(len(copies) - len(templates), len(templates))}")
 
     # 3. Rebuild: the source's test cells after their solution cells; metadata from the source.
-    cells, placed_tests = [], set()
+    cells, official, placed_tests = [], set(), set()  # official: id() of the cells with the source's grade ids
     seen_tests: dict[str, int] = {}
     for kind, gid, cell in kinds:
         if kind == "test":
@@ -124,9 +142,7 @@ def normalise(submission: nbformat.NotebookNode, source: nbformat.NotebookNode) 
                 edited = _squash(cell.source) != _squash(tests[gid].source)
                 repairs.append(f"test cell {gid} {'edited' if edited else 'metadata changed'}: restored")
             continue  # placed after its solution cell below
-        if kind == "solution":
-            if chosen.get(gid) is not cell:
-                continue
+        if kind == "solution" and chosen.get(gid) is cell:
             fixed = copy.deepcopy(cell)
             source_cell = solutions[gid]
             if nbgrader_meta(cell).get("grade_id") != gid:
@@ -137,17 +153,21 @@ def normalise(submission: nbformat.NotebookNode, source: nbformat.NotebookNode) 
             fixed.metadata = copy.deepcopy(source_cell.metadata)
             fixed["outputs"], fixed["execution_count"] = [], None
             cells.append(fixed)
+            official.add(id(fixed))
             for test_id in test_after.get(gid, []):
                 cells.append(_source_copy(tests[test_id]))
+                official.add(id(cells[-1]))
                 placed_tests.add(test_id)
             continue
+        if id(cell) in left_out:
+            continue
         fixed = copy.deepcopy(cell)
+        if kind == "solution":  # another copy of the answer: the student's own cell, explained by the note above
+            fixed.metadata.pop("nbgrader", None)
         if kind == "demo":
             fixed.metadata[SKIP_KEY] = {"skip": True}
         if fixed.get("cell_type") == "code":
             fixed["outputs"], fixed["execution_count"] = [], None
-            if nbgrader_meta(fixed):
-                del fixed.metadata["nbgrader"]  # a stray nbgrader cell (pasted, renamed) becomes the student's own
         cells.append(fixed)
     for gid, count in seen_tests.items():
         if count > 1:
@@ -155,8 +175,12 @@ def normalise(submission: nbformat.NotebookNode, source: nbformat.NotebookNode) 
     for gid in tests:
         if gid not in placed_tests:  # its solution cell is gone too: the test cell goes at the end
             cells.append(_source_copy(tests[gid]))
+            official.add(id(cells[-1]))
         if gid not in seen_tests:
-            repairs.append(f"test cell {gid} deleted: restored")
+            how = f"turned into {retyped[gid]}: restored as code" if gid in retyped else "deleted: restored"
+            repairs.append(f"test cell {gid} {how}")
+    explained = {gid for gid in retyped if gid not in seen_tests and gid not in chosen}
+    repairs += _unmark(cells, official, marked, explained)
     kernel = submission.get("metadata", {}).get("kernelspec", {}).get("name")
     if kernel and kernel != source.metadata.get("kernelspec", {}).get("name"):
         repairs.append(f"kernel {str(kernel)[:40]!r} replaced by the course's")
@@ -165,8 +189,43 @@ def normalise(submission: nbformat.NotebookNode, source: nbformat.NotebookNode) 
     for cell in notebook.cells:
         if cell.get("cell_type") == "code" and "outputs" not in cell:
             cell["outputs"], cell["execution_count"] = [], None
-    _unique_ids(notebook)
+    _unique_ids(notebook, {index for index, cell in enumerate(cells) if id(cell) in official})
     return Normalised(notebook, repairs)
+
+
+def _copies_note(run: int, left_out: int) -> str:
+    if not left_out:
+        return "all run in order"
+    template = "the untouched template" + (f"s ({left_out})" if left_out > 1 else "")
+    return f"{template} left out" + (", the others run in order" if run > 1 else "")
+
+
+def _unmark(cells: list, official: set[int], marked: dict, explained: set[str]) -> list[str]:
+    """Leave each grade id on one cell: the source's. Another cell keeps nbgrader metadata only when the source marks
+    a cell of its type with that id (the source's metadata then); the rest lose it, said once per id unless
+    `explained` (a test or solution cell retyped, whose note says so already)."""
+    taken = {nbgrader_meta(c).get("grade_id") for c in cells if id(c) in official}
+    stray: dict[tuple[str, str], int] = {}
+    for cell in cells:
+        if id(cell) in official or "nbgrader" not in cell.get("metadata", {}):
+            continue
+        gid = _grade_id(cell)
+        source_cell = marked.get(gid)
+        if source_cell is not None and gid not in taken and source_cell.get("cell_type") == cell.get("cell_type"):
+            cell.metadata["nbgrader"] = copy.deepcopy(source_cell.metadata["nbgrader"])
+            taken.add(gid)
+            continue
+        del cell.metadata["nbgrader"]
+        if gid not in explained:
+            key = (str(cell.get("cell_type"))[:20], f"grade id {gid[:40]}" if gid else "no grade id")
+            stray[key] = stray.get(key, 0) + 1
+    return [f"{f'{count} {kind} cells' if count > 1 else f'a {kind} cell'} with {label}: nbgrader metadata removed"
+            for (kind, label), count in stray.items()]
+
+
+def _grade_id(cell) -> str | None:
+    grade_id = nbgrader_meta(cell).get("grade_id")
+    return grade_id if isinstance(grade_id, str) and grade_id else None
 
 
 def _test_after(source) -> dict[str, list[str]]:
@@ -174,6 +233,8 @@ def _test_after(source) -> dict[str, list[str]]:
     after, current = {}, None
     for cell in source.cells:
         meta = nbgrader_meta(cell)
+        if cell.get("cell_type") != "code":
+            continue
         if meta.get("solution"):
             current = meta.get("grade_id")
             after.setdefault(current, [])
@@ -188,10 +249,13 @@ def _source_copy(cell):
     return fixed
 
 
-def _unique_ids(notebook) -> None:
-    """Pasted cells share ids; nbformat requires them unique."""
-    seen = set()
+def _unique_ids(notebook, first: set[int]) -> None:
+    """Pasted cells share ids; nbformat requires them unique. The cells at the positions `first` (the source's
+    graded cells) keep theirs."""
+    seen = {notebook.cells[index].get("id") for index in first}
     for index, cell in enumerate(notebook.cells):
+        if index in first:
+            continue
         cell_id = cell.get("id") or f"cell-{index}"
         while cell_id in seen:
             cell_id = f"{cell_id[:50]}-{index}"
