@@ -89,9 +89,10 @@ def visible_roots() -> list[Path]:
 
 
 def sandbox_command(work: Path, command: list[str], env: dict[str, str], *, memory: int,
-                    course_lib: Path | None = None) -> list[str]:
-    """The argv that runs `command` confined, `work` its only writable folder; `course_lib` is the folder shown to the
-    kernel as the installed course_lib (the installed one when None)."""
+                    course_lib: Path | None = None, channels: list[Path] = ()) -> list[str]:
+    """The argv that runs `command` confined, `work` its only writable folder with `channels` (folders it talks
+    through, writable, in a read-only parent so that they cannot be replaced); `course_lib` is the folder shown to
+    the kernel as the installed course_lib (the installed one when None)."""
     argv = ["prlimit", f"--as={int(memory)}", "--core=0", bwrap_path(),
             "--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777", "--tmpfs", "/dev/shm",
             "--dev", "/dev", "--proc", "/proc"]
@@ -114,6 +115,12 @@ def sandbox_command(work: Path, command: list[str], env: dict[str, str], *, memo
     for source, target in binds:
         argv += _folders_above(target, bound, made) + ["--ro-bind", str(source), str(target)]
         bound.append(target)
+    for folder in channels:
+        parent = Path(folder).parent
+        if parent not in bound:
+            argv += _folders_above(parent, bound, made) + ["--ro-bind", str(parent), str(parent)]
+            bound.append(parent)
+        argv += ["--bind", str(folder), str(folder)]
     argv += _folders_above(Path(work), bound, made)
     argv += ["--bind", str(work), str(work),
              "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",

@@ -70,10 +70,11 @@ def library(name: str, folder: str | None = None) -> types.ModuleType:
 
 
 class Agent:
-    def __init__(self, namespace: dict, folder: str):
+    def __init__(self, namespace: dict, folder: str, submission: str | None = None):
         self.namespace = namespace
         self.folder = folder
-        self.submission = os.path.dirname(os.path.abspath(folder))  # the notebook's folder, where `folder` lives
+        # The notebook's folder (by default the one `folder` lives in), which the agent's imports set aside.
+        self.submission = submission or os.path.dirname(os.path.abspath(folder))
         self.objects: dict[int, object] = {}
         self.parts: dict[str, types.ModuleType] = {}
         self.saved: list[dict] = []

@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 
 from autograde import kernel_agent, wire
-from autograde.confinement import hand_over
 from autograde.course import REPO_ROOT
 from autograde.sandbox import SandboxKernel
 
@@ -104,14 +103,12 @@ class Remote:
 
     def __init__(self, kernel: SandboxKernel, *, timeout: float = 60.0):
         self.kernel, self.timeout = kernel, timeout
-        self.folder = kernel.work / ".grading"
+        self.folder = kernel.grading_folder
         self.numbers = itertools.count(1)
         self.parts: dict[str, str] = {}
 
     def install(self) -> None:
         """Put the agent in the kernel (after the notebook has run, so notebook code never sees it first)."""
-        self.folder.mkdir(exist_ok=True)
-        hand_over(self.folder)  # the agent writes its answers here
         self.parts.clear()
         code = install_code(str(self.kernel.work), str(self.folder))
         outcome = self.kernel.run(code, timeout=self.timeout)
@@ -134,7 +131,7 @@ class Remote:
             raise KernelTrouble(kind, f"{outcome.ename}: {outcome.evalue[:300]}")
         result_path = self.folder / f"{number}.out"
         try:
-            tree, arrays = wire.read(result_path)
+            tree, arrays = wire.read(result_path, limit=wire.MAX_RESULT_BYTES)
             result = wire.Decoder(arrays, tensor=_tensor, handle=self._handle).decode(tree)
         except (OSError, wire.WireError) as error:
             raise KernelTrouble("agent", f"no readable answer from the kernel ({error})") from None
@@ -205,7 +202,7 @@ def install_code(work: str, folder: str) -> str:
         f"exec(compile({agent!r}, {AGENT!r}, 'exec'), _module.__dict__)\n"
         f"with _module.grader_imports({work!r}):\n"
         f"    exec(compile({wire_source!r}, {AGENT!r}, 'exec'), _module.__dict__)\n"
-        f"{AGENT} = _module.Agent(get_ipython().user_ns, {folder!r})\n"
+        f"{AGENT} = _module.Agent(get_ipython().user_ns, {folder!r}, {work!r})\n"
         "del _types, _module\n"
     )
 

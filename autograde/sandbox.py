@@ -13,6 +13,7 @@ import json
 import os
 import queue
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -184,9 +185,26 @@ class SandboxKernel:
         self.restarts = 0
 
     # -- life cycle ----------------------------------------------------------------------------
+    @property
+    def channels(self) -> Path:
+        """The folders the grader and the kernel talk through (`kernel`: its sockets, `grading`: the agent's files),
+        beside the working folder, at the same path inside the sandbox. Only these two are writable there, and the
+        kernel can neither rename nor replace them, so nothing the grader writes or deletes in them can be turned
+        into a link to a file of the machine's."""
+        return self.work.parent / f".{self.work.name}-channels"
+
+    @property
+    def grading_folder(self) -> Path:
+        return self.channels / "grading"
+
     def start(self) -> None:
-        channels = self.work / ".kernel"
-        channels.mkdir(parents=True, exist_ok=True)
+        self.work.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(self.channels, ignore_errors=True)  # fresh: what a killed kernel left there is not read
+        for folder in (self.channels / "kernel", self.grading_folder):
+            folder.mkdir(parents=True)
+            hand_over(folder)
+        self.channels.chmod(0o755)
+        channels = self.channels / "kernel"
         manager = _SandboxKernelManager(transport="ipc", ip=str(channels / "socket"),
                                         connection_file=str(channels / "connection.json"))
         manager._kernel_spec = KernelSpec(argv=[], display_name="sandbox", language="python",
@@ -195,9 +213,11 @@ class SandboxKernel:
                   "--HistoryManager.enabled=False"]
         manager.sandbox_argv = sandbox_command(self.work, python,
                                                kernel_env(self.work, threads=self.threads, declared=self.env),
-                                               memory=self.memory, course_lib=self.course_lib)
+                                               memory=self.memory, course_lib=self.course_lib,
+                                               channels=[self.channels / "kernel", self.grading_folder])
         manager.write_connection_file()
-        hand_over(self.work)  # the kernel's user writes here: its sockets, the agent's answers, the student's files
+        hand_over(channels)  # the kernel's user reads its connection file and makes its sockets there
+        hand_over(self.work)  # and writes here, beside the student's files
         # The kernel's own stdout and stderr (ipykernel's start-up notes, C++ logs) are not the grader's.
         manager.start_kernel(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         client = manager.client()

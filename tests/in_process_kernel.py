@@ -14,9 +14,9 @@ class InProcessKernel:
     counting them."""
 
     def __init__(self, work, namespace: dict):
-        self.work = work
-        (work / ".grading").mkdir(exist_ok=True)
-        self.agent = kernel_agent.Agent(namespace, str(work / ".grading"))
+        self.work, self.grading_folder = work, work / ".grading"
+        self.grading_folder.mkdir(exist_ok=True)
+        self.agent = kernel_agent.Agent(namespace, str(self.grading_folder))
         self.requests = 0
 
     def run(self, code: str, timeout: float) -> Outcome:

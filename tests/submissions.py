@@ -12,16 +12,20 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import nbformat
 
 from autograde.normalise import is_demo, nbgrader_meta
 from autograde.variants import solution_cells
+from course_lib import notebooks
 
 from conftest import REPO, release_path
 
 STEM = "01_positional_encoding"
+OTHER = "02_scaled_dot_product_attention"
+REFERENCE = REPO / "autograde" / "reference" / "positional_encoding.py"
 ROOT_ESCAPE = Path("/course-grading-root-escape.txt")  # on the machine's real disk, were the sandbox's / writable
 
 
@@ -85,6 +89,27 @@ def _meta(**changes):
 def _kernel():
     notebook = answered()
     notebook.metadata["kernelspec"] = {"name": "ir", "display_name": "R", "language": "R"}
+    return notebook
+
+
+def _split_solution():
+    """JupyterLab's split cell on get_angles's answer: a helper above, the function below, both with its grade id."""
+    notebook = answered()
+    cell = next(c for c in notebook.cells if nbgrader_meta(c).get("grade_id") == "get_angles")
+    helper = copy.deepcopy(cell)
+    helper.source = "def _rate(k, d):\n    return np.power(10000, (2 * (k // 2)) / np.float64(d))"
+    cell.source = "def get_angles(pos, k, d):\n    return pos / _rate(k, d)"
+    cell["id"] = "split-lower"
+    notebook.cells.insert(notebook.cells.index(cell), helper)
+    return notebook
+
+
+def _markdown_test_cell():
+    """The first test cell's type changed to markdown (JupyterLab keeps its metadata and id)."""
+    notebook = answered()
+    cell = test_cell(notebook)
+    notebook.cells[notebook.cells.index(cell)] = nbformat.v4.new_markdown_cell(
+        cell.source, metadata=copy.deepcopy(cell.metadata), id=cell.id)
     return notebook
 
 
@@ -221,6 +246,8 @@ BUILDERS = {
     "test cell unlocked": lambda: _meta(locked=False),
     "points changed": lambda: _meta(points=100),
     "solution cell pasted twice": _pasted_solution,
+    "solution cell split": _split_solution,
+    "test cell turned into markdown": _markdown_test_cell,
     "another kernel": _kernel,
     "always-equal object": lambda: with_answer("get_angles", ALWAYS_EQUAL),
     "numpy monkeypatched": lambda: with_answer("get_angles", PATCH_NUMPY),
@@ -234,6 +261,77 @@ BUILDERS = {
     "other students' work read": lambda: with_answer("positional_encoding", OTHER_STUDENTS),
     "set-up cell fails": _setup_typo,
 }
+def write(notebook, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, path)
+    return path
+
+
+def make_zip(path: Path, members: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return path
+
+
+def version_3(notebook) -> str:
+    return nbformat.writes(nbformat.convert(copy.deepcopy(notebook), 3))
+
+
+def without_metadata(notebook):
+    """The notebook as retyped into a new one: no nbgrader metadata, so only its name can tell what it is."""
+    notebook = copy.deepcopy(notebook)
+    for cell in notebook.cells:
+        cell.metadata.pop("nbgrader", None)
+    return notebook
+
+
+def big(notebook, size: int = notebooks.MAX_NOTEBOOK_BYTES + 2**20):
+    """The notebook with an output past `size` bytes, as a cell printing in a loop leaves it."""
+    notebook = copy.deepcopy(notebook)
+    notebook.cells[-1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="x" * size)]
+    return notebook
+
+
+def _linked_reference(folder: Path) -> None:
+    write(with_answer("get_angles", "from answer import get_angles"), folder / f"{STEM}.ipynb")
+    (folder / "answer.py").symlink_to(REFERENCE)
+
+
+def _pipe_and_links(folder: Path) -> None:
+    write(answered(), folder / f"{STEM}.ipynb")
+    os.mkfifo(folder / "pipe")
+    (folder / ".venv" / "bin").mkdir(parents=True)
+    (folder / ".venv" / "bin" / "python").symlink_to("/nonexistent/bin/python3")
+    (folder / "solutions").symlink_to(REPO / "solutions")
+
+
+def _archive(folder: Path, members: dict[str, bytes]) -> None:
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    make_zip(folder.parent / f"{folder.name}.zip", {f"{folder.name}/{name}": data for name, data in members.items()})
+
+
+def _notebook_bytes(notebook) -> bytes:
+    return nbformat.writes(notebook).encode()
+
+# Rows that write files of their own (a student folder, or the archive `<folder.name>.zip` beside it).
+WRITERS = {
+    "symbolic link to the grader's reference": _linked_reference,
+    "pipe and dangling links": _pipe_and_links,
+    "nbformat 3": lambda folder: (folder.mkdir(parents=True), (folder / f"{STEM}.ipynb").write_text(
+        version_3(answered()))),
+    "archive of another assignment only": lambda folder: _archive(
+        folder, {f"{OTHER}.ipynb": release_path(OTHER).read_bytes()}),
+    "notebook renamed by the browser": lambda folder: write(answered(), folder / f"{STEM} (1).ipynb"),
+    "misspelt notebook in an archive": lambda folder: _archive(
+        folder, {"01_positional_encodng.ipynb": _notebook_bytes(without_metadata(answered()))}),
+    "archive with a stray file": lambda folder: _archive(
+        folder, {f"{STEM}.ipynb": _notebook_bytes(answered()), "run_me.sh": b"rm -rf ~"}),
+    "notebook over 50 MiB in an archive": lambda folder: _archive(
+        folder, {f"{STEM}.ipynb": _notebook_bytes(big(answered()))}),
+}
+
+
 RAW = {
     "empty notebook {}": b"{}",
     "not JSON": b'{"cells": [',
@@ -242,6 +340,9 @@ RAW = {
 
 def write_submission(name: str, folder: Path) -> None:
     """Write the submission named `name` (a row of the guide's table) into `folder`."""
+    if name in WRITERS:
+        WRITERS[name](folder)
+        return
     folder.mkdir(parents=True)
     target = folder / f"{STEM}.ipynb"
     if name in RAW:
@@ -260,14 +361,14 @@ def write_submission(name: str, folder: Path) -> None:
         nbformat.write(answered(), target)
         for module in optional_modules_tried():
             (folder / f"{module}.py").write_text("STUDENT = True  # a harmless file of the student's\n")
-    elif name == "notebook missing":
-        nbformat.write(answered(), folder / "homework.ipynb")
+    elif name == "notebook missing":  # another assignment's notebook under a name of its own: nothing to grade
+        nbformat.write(nbformat.read(release_path(OTHER), as_version=4), folder / "homework.ipynb")
     else:
         nbformat.write(BUILDERS[name](), target)
 
 
 def names() -> list[str]:
-    return [*BUILDERS, *RAW, "extra files", "files named like modules", "files named like optional modules",
+    return [*BUILDERS, *WRITERS, *RAW, "extra files", "files named like modules", "files named like optional modules",
             "notebook missing"]
 
 

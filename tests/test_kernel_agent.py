@@ -50,7 +50,7 @@ class KernelHere:
     """Runs the code a Remote sends in one namespace of this process, as a kernel would."""
 
     def __init__(self, work: Path, namespace: dict):
-        self.work = work
+        self.work, self.grading_folder = work, work / ".grading"
         self.globals = {"get_ipython": lambda: SimpleNamespace(user_ns=namespace)}
 
     def run(self, code: str, timeout: float) -> Outcome:

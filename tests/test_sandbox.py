@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from autograde import wire
 from autograde.confinement import kernel_user, python_roots, sandbox_check
 from autograde.course import REPO_ROOT
 from autograde.kernel_view import course_lib_for
@@ -50,7 +51,7 @@ def probe(tmp_path_factory):
         return json.loads("".join(outcome.stdout))
 
     try:
-        yield run, state, kernel.work
+        yield run, state, kernel
     finally:
         kernel.stop()
         shutil.rmtree(state, ignore_errors=True)
@@ -96,7 +97,8 @@ def test_the_kernel_cannot_unmount_remount_or_nest_its_way_out(probe):
 
 
 def test_the_kernel_writes_only_in_its_own_folders(probe):
-    run, state, work = probe
+    run, state, kernel = probe
+    work = kernel.work
     site = next(p for p in sys.path if p.endswith("site-packages"))
     targets = [REPO_ROOT / "course_lib" / "x.py", REPO_ROOT / "notebooks" / "x", REPO_ROOT / "x", f"{site}/x.py",
                "/usr/x", "/etc/x", "/x", "/root/x", state / "out" / "grades.csv", *[p / "x" for p in python_roots()]]
@@ -115,7 +117,7 @@ def test_the_kernel_writes_only_in_its_own_folders(probe):
 
 
 def test_the_kernel_sees_the_allow_list_and_no_grading_state(probe):
-    run, state, work = probe
+    run, state, _ = probe
     hidden = [REPO_ROOT / name for name in ("autograde", "tests", "solutions", ".git", "bench", "INSTRUCTORS.md",
                                             "submitted", "autograded", "feedback", ".nbgrader")]
     hidden += [state / name for name in GRADING_STATE] + [state]
@@ -154,3 +156,31 @@ def test_the_assignments_own_answers_are_stubs_and_earlier_ones_are_given():
             if stubbed != (block.stem >= stem):
                 wrong.append(f"{block.name} ({block.stem}) {'stubbed' if stubbed else 'given'}")
         assert not wrong, f"while {stem} is graded: {wrong}"
+
+
+def test_the_kernel_cannot_turn_the_graders_files_into_links(probe, tmp_path):
+    """The grader writes requests and reads answers in a folder the kernel writes in too: the kernel can neither
+    replace that folder nor have the grader write, read or delete through a link it left there."""
+    run, _, kernel = probe
+    target = tmp_path / "host-file"
+    target.write_text("the machine's")
+    folder = kernel.grading_folder
+    seen = run(f"folder = {str(folder)!r}\nout = {{}}\n"
+               "for name, act in [('rename', lambda: os.rename(folder, folder + '-x')),\n"
+               "                  ('remove', lambda: os.rmdir(folder)),\n"
+               "                  ('replace parent', lambda: os.rename(os.path.dirname(folder), folder + '-y')),\n"
+               f"                  ('plant links', lambda: [os.symlink({str(target)!r}, os.path.join(folder, n))\n"
+               "                                           for n in ('900.in', '900.out')])]:\n"
+               "    try:\n"
+               "        act()\n"
+               "        out[name] = 'done'\n"
+               "    except OSError as error:\n"
+               "        out[name] = error.strerror\n"
+               "print(_json.dumps(out))")
+    assert seen.pop("plant links") == "done", "the test needs the links in place"
+    assert all(what != "done" for what in seen.values()), seen
+    with pytest.raises((OSError, wire.WireError)):
+        wire.save(folder / "900.in", {"t": "list", "v": []}, [])
+    with pytest.raises(wire.WireError):
+        wire.read(folder / "900.out")
+    assert target.read_text() == "the machine's"
