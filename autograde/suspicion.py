@@ -32,8 +32,11 @@ def flags_in_cells(notebook, withheld: set[str] = frozenset()) -> list[str]:
         if re.search(pattern, code, flags=re.MULTILINE) and flag not in found:
             found.append(flag)
     names = "|".join(sorted(map(re.escape, withheld)))
-    if names and re.search(rf"^\s*from\s+course_lib(\.layers)?\s+import\s+[^#\n]*\b({names})\b|\blayers\.({names})\b",
-                           code, flags=re.MULTILINE):
+    # In any form: from-import, a module alias or import_module, then the answer's name as an attribute.
+    uses_layers = re.search(r"course_lib\.layers|from\s+course_lib\s+import\s+[^#\n]*\blayers\b", code)
+    imported = rf"^\s*from\s+course_lib(\.layers)?\s+import\s+(\([^)]*|[^#\n]*)\b({names})\b"
+    takes = names and re.search(rf"{imported}|\.({names})\b", code, flags=re.MULTILINE)
+    if uses_layers and takes:
         found.append("flagged: imports the course's own answer to this assignment (course_lib.layers)")
     return found
 

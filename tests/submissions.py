@@ -401,6 +401,6 @@ def outcome_table(path: Path) -> dict[str, dict[str, str]]:
             break
         if inside and not line.startswith("| ---"):
             cells = [cell.strip() for cell in line.strip("|").split("|")]
-            rows[cells[0].strip("`")] = {"score": cells[2], "status": cells[3].strip("`")}
+            rows[cells[0].strip("`")] = {"score": cells[2], "status": cells[3].strip("`"), "reads": cells[4]}
     return rows
 

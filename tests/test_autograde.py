@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import nbformat
 import numpy as np
 import pytest
 
@@ -11,6 +12,7 @@ from autograde import confinement, grade, release, sandbox
 from autograde.course import IGNORED_STDERR_PATTERN
 from autograde.judge import notebook_problem
 from autograde.sandbox import kernel_env
+from autograde.suspicion import flags_in_cells
 
 from conftest import ASSIGNMENTS, solution_path
 
@@ -113,3 +115,24 @@ def test_arrays_cross_the_wire_with_their_shape(tmp_path, value):
     received = wire.Decoder(arrays).decode(tree)["x"]
     assert received.shape == np.asarray(value).shape
     np.testing.assert_array_equal(received, value)
+
+
+@pytest.mark.parametrize("code", [
+    "from course_lib.layers import positional_encoding",
+    "from course_lib.layers import (\n    get_angles as g, positional_encoding)",
+    "import course_lib.layers as L\npositional_encoding = L.positional_encoding",
+    "from course_lib import layers\nf = layers.positional_encoding",
+    "import importlib\nf = importlib.import_module('course_lib.layers').positional_encoding",
+])
+def test_taking_the_courses_own_answer_is_flagged_in_any_form(code):
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    assert "flagged: imports the course's own answer" in " ".join(flags_in_cells(notebook, {"positional_encoding"}))
+
+
+@pytest.mark.parametrize("code", [
+    "from course_lib.layers import create_padding_mask, positional_encoding",  # 04's set-up: earlier answers
+    "def positional_encoding(positions, d):\n    return angles.positional_encoding",  # no course_lib.layers at all
+])
+def test_earlier_answers_and_own_code_are_not_flagged(code):
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    assert not flags_in_cells(notebook, {"EncoderLayer"} if "create_padding_mask" in code else {"positional_encoding"})

@@ -168,6 +168,9 @@ def test_bad_submissions_match_the_instructors_guide(bad_batch):
             continue
         row = rows[folder]
         score = row["max_score"] if expected["score"] == "full" else expected["score"]
+        page = out / "feedback" / folder / f"{STEM}.html"
+        if not expected["reads"].startswith("—") and not page.is_file():  # what the student reads is on that page
+            mismatches.append(f"{name}: no feedback page")
         if row["score"] != score or expected["status"] not in row["status"]:
             messages = [c["message"][:100] for c in cells if c["student"] == folder and c["score"] != c["max_score"]]
             mismatches.append(f"{name}: got {row['score']} ({row['status']}) {messages}, guide says {expected}")
