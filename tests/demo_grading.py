@@ -116,6 +116,8 @@ class KernelOf:
 
     def __init__(self, running, work: Path):
         self.running, self.client, self.manager, self.work = running, running.kc, running.km, work
+        self.grading_folder = work / ".grading"  # the agent's requests and answers (SandboxKernel.grading_folder)
+        self.grading_folder.mkdir(exist_ok=True)
 
     def alive(self) -> bool:
         return self.running.is_alive()

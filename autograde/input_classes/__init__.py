@@ -116,9 +116,9 @@ def drawn_classes(stem: str, name: str) -> set[str]:
 
     class Kernel:  # the agent served here: the hidden check runs as in grading
         def __init__(self, work: Path):
-            self.work = work
-            (work / ".grading").mkdir(exist_ok=True)
-            self.agent = Agent(namespace, str(work / ".grading"))
+            self.work, self.grading_folder = work, work / ".grading"
+            self.grading_folder.mkdir(exist_ok=True)
+            self.agent = Agent(namespace, str(self.grading_folder))
 
         def run(self, code: str, timeout: float) -> Outcome:
             self.agent.serve(int(code.rpartition("(")[2].rstrip(")")))
