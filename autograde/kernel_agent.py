@@ -78,6 +78,7 @@ class Agent:
         self.objects: dict[int, object] = {}
         self.parts: dict[str, types.ModuleType] = {}
         self.saved: list[dict] = []
+        self.answers: types.ModuleType | None = None  # the grader's course_lib.layers, once a part needs it
 
     # -- handles -------------------------------------------------------------------------------
     def handle_of(self, value) -> int:
@@ -140,11 +141,16 @@ class Agent:
                 variable.assign(value.astype(getattr(variable.dtype, "name", variable.dtype)))
         return None
 
-    def op_load_part(self, key: str, source: str):
-        """A reference part, given as source, in a module of its own."""
+    def op_load_part(self, key: str, source: str, answers: str | None = None):
+        """A reference part, given as source, in a module of its own. `answers`: the grader's course_lib/layers.py,
+        which the part imports from (the kernel's copy holds stubs for the assignment being graded)."""
         module = types.ModuleType(f"course_grading_part_{key}")
-        with grader_imports(self.submission):  # its imports are the grader's
-            exec(compile(source, f"<reference part {key}>", "exec"), module.__dict__)
+        if answers is not None and self.answers is None:
+            self.answers = types.ModuleType("course_lib.layers")
+            with grader_imports(self.submission):
+                exec(compile(answers, "<the grader's course_lib/layers.py>", "exec"), self.answers.__dict__)
+        with grader_imports(self.submission), _in_place_of_layers(self.answers if answers is not None else None):
+            exec(compile(source, f"<reference part {key}>", "exec"), module.__dict__)  # its imports are the grader's
         self.parts[key] = module
         return None
 
@@ -179,6 +185,25 @@ class Agent:
     def op_release(self):
         self.objects.clear()
         return None
+
+
+@contextlib.contextmanager
+def _in_place_of_layers(module: types.ModuleType | None):
+    """Within the block, `import course_lib.layers` (in any form) gives `module`; the kernel's own afterwards."""
+    if module is None:
+        yield
+        return
+    package = library("course_lib")
+    saved = sys.modules.get("course_lib.layers"), package.__dict__.get("layers")
+    sys.modules["course_lib.layers"], package.layers = module, module
+    try:
+        yield
+    finally:
+        for place, key, value in ((sys.modules, "course_lib.layers", saved[0]), (package.__dict__, "layers", saved[1])):
+            if value is None:
+                place.pop(key, None)
+            else:
+                place[key] = value
 
 
 def _message(error: BaseException) -> str:

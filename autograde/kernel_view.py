@@ -4,12 +4,14 @@ The repository's `course_lib/layers.py` holds the answers of every assignment, f
 them; the student kit (autograde/student_kit) hands out only those of assignments past their deadline. While an
 assignment is graded its kernel gets course_lib as a kit for that assignment has it: the answers of every earlier
 assignment, and stubs for this one's and the later ones', so that importing the course's own answer is no way to
-full marks. No compiled `__pycache__` goes along, which would hold the answers the stubs replace.
+full marks. The repository's compiled `__pycache__` does not go along (it holds the answers the stubs replace): the
+copy is compiled from its own sources.
 """
 
 from __future__ import annotations
 
 import atexit
+import compileall
 import shutil
 import tempfile
 from pathlib import Path
@@ -37,6 +39,9 @@ def course_lib_for(stem: str) -> Path:
         given = [s for s in stems if s < stem]
         layers.write_text(student_layers((installed / "layers.py").read_text(encoding="utf-8"), given, stems),
                           encoding="utf-8")
+        # Compiled here from the view's own sources (the kernel cannot write them): a kernel imports it as fast as
+        # the installed course_lib, and no bytecode of the withheld answers comes along.
+        compileall.compile_dir(view, quiet=2, workers=1)
         for path in [view, *view.rglob("*")]:
             path.chmod(0o755 if path.is_dir() else 0o644)
         _VIEWS[stem] = view

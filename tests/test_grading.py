@@ -35,7 +35,7 @@ from conftest import ASSIGNMENTS, REPO, notebook_group
 
 pytestmark = pytest.mark.grading
 # The bad batch's limits: short, since three of its submissions hang until a limit stops them.
-BAD_LIMITS = dict(cell_timeout=20, call_timeout=10, student_timeout=240, memory=6 * 2**30, threads=1)
+BAD_LIMITS = dict(cell_timeout=30, call_timeout=10, student_timeout=240, memory=6 * 2**30, threads=1)
 
 
 def read_rows(out: Path, name: str) -> list[dict[str, str]]:
