@@ -261,16 +261,23 @@ BUILDERS = {
     "other students' work read": lambda: with_answer("positional_encoding", OTHER_STUDENTS),
     "set-up cell fails": _setup_typo,
 }
+
+
 def write(notebook, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(notebook, path)
     return path
 
 
-def make_zip(path: Path, members: dict[str, bytes]) -> Path:
+def make_zip(path: Path, members: dict[str, bytes], *, symlinks: tuple[str, ...] = ()) -> Path:
+    """An archive of `members`, those named in `symlinks` marked as symbolic links."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in members.items():
-            archive.writestr(name, data)
+            info = zipfile.ZipInfo(name)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            if name in symlinks:
+                info.external_attr = 0o120777 << 16
+            archive.writestr(info, data)
     return path
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from submissions import answered
+from submissions import answered, make_zip
 
 from autograde import collect, registry
 from autograde.feedback import exercise_name as feedback_exercise_name
@@ -276,16 +276,6 @@ def test_exercises_are_named_as_the_registry_and_the_feedback_pages_name_them():
 
 # ----------------------------------------------------------------------------------------------
 # The grader's side: a folder of archives
-
-
-def make_zip(path: Path, members: dict[str, bytes], *, symlinks: tuple[str, ...] = ()) -> Path:
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, data in members.items():
-            info = zipfile.ZipInfo(name)
-            if name in symlinks:
-                info.external_attr = 0o120777 << 16
-            archive.writestr(info, data)
-    return path
 
 
 NOTEBOOK = release_path(PE).read_bytes()
