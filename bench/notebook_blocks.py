@@ -50,9 +50,9 @@ def _reader_budgets(figures: dict) -> str:
 
 
 def _duration(seconds: float) -> str:
-    from course_lib.qa.budgets import minutes
+    from course_lib.time_budget import duration
 
-    return minutes(seconds)
+    return duration(seconds)
 
 
 def _reader_budgets_comment(figures: dict) -> str:

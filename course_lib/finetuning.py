@@ -8,8 +8,11 @@ batches the same way).
   length, so this does several times less work than padding every batch to 128 tokens, and with few distinct
   widths there is little to retrace.
 - `fine_tune`: AdamW (no weight decay on layer-norm scales and offsets nor on biases, as in BERT) with the
-  schedule, the unused pooler frozen, `model.fit` with Keras's progress bar; the History it returns also holds
-  every step's loss and learning rate (`history.steps`), which `plot_learning_curves` draws.
+  schedule, the unused pooler frozen, `model.fit` with Keras's progress bar, for a number of epochs or of steps;
+  the History it returns also holds every step's loss and learning rate (`history.steps`), which
+  `plot_learning_curves` draws.
+- `measure_step_cost` and `planned_positions`: a few real steps timed, and the steps a run will take, from which
+  course_lib.time_budget predicts how long fine-tuning will last on this machine.
 
 TensorFlow's thread pools are left at their defaults (0: as many threads as cores), so both cores of a laptop
 work.
@@ -31,22 +34,31 @@ NO_WEIGHT_DECAY = ("gamma", "beta", "bias")
 
 @keras.saving.register_keras_serializable(package="course_lib")
 class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
-    """eta_s = peak * s / w for s < w, then peak * (T - s) / (T - w), and 0 from step T on."""
+    """eta_s = peak * s / w for s < w, then peak * (T - s) / (T - w), and 0 from step T on.
+
+    The three values live in variables, so that `set` can change them after the training step's graph is built:
+    a run measured before its length is known keeps the graph of its measurement."""
 
     def __init__(self, peak, warmup_steps, total_steps):
+        self._variables = [keras.Variable(0.0, dtype="float32", trainable=False, name=name)
+                           for name in ("peak", "warmup_steps", "total_steps")]
+        self.set(peak, warmup_steps, total_steps)
+
+    def set(self, peak, warmup_steps, total_steps) -> None:
         if not 0 <= warmup_steps <= total_steps or total_steps <= 0:
             raise ValueError(f"need 0 <= warmup_steps <= total_steps and total_steps > 0, got warmup_steps="
                              f"{warmup_steps}, total_steps={total_steps}")
         self.peak = float(peak)
         self.warmup_steps = int(warmup_steps)
         self.total_steps = int(total_steps)
+        for variable, value in zip(self._variables, (self.peak, self.warmup_steps, self.total_steps)):
+            variable.assign(float(value))
 
     def __call__(self, step):
         step = keras.ops.cast(step, "float32")
-        warmup = keras.ops.cast(self.warmup_steps, "float32")
-        total = keras.ops.cast(self.total_steps, "float32")
-        rising = self.peak * step / keras.ops.maximum(warmup, 1.0)
-        falling = self.peak * (total - step) / keras.ops.maximum(total - warmup, 1.0)
+        peak, warmup, total = (keras.ops.convert_to_tensor(variable) for variable in self._variables)
+        rising = peak * step / keras.ops.maximum(warmup, 1.0)
+        falling = peak * (total - step) / keras.ops.maximum(total - warmup, 1.0)
         return keras.ops.maximum(keras.ops.where(step < warmup, rising, falling), 0.0)
 
     def get_config(self) -> dict:
@@ -87,22 +99,50 @@ def batch_plan(lengths: np.ndarray, batch_size: int, *, bucket: int = 16, max_le
 
 
 class _Batches:
-    """A generator of (inputs, labels) batches for tf.data that remembers each epoch's batch sizes."""
+    """A generator of (inputs, labels) batches for tf.data that remembers the batch sizes of each call.
 
-    def __init__(self, arrays: Mapping, batch_size: int, *, shuffle: bool, seed: int, bucket: int):
+    Each call (one Keras epoch) yields a whole new plan (an epoch over the data), or with `per_call` that many
+    batches from an endless stream of plans, so that a run can be a number of steps rather than of epochs."""
+
+    def __init__(self, arrays: Mapping, batch_size: int, *, shuffle: bool, seed: int, bucket: int,
+                 per_call: int | None = None):
         self.inputs = {name: np.asarray(arrays[name], np.int32) for name in INPUT_NAMES}
         self.labels = None if "labels" not in arrays else np.asarray(arrays["labels"], np.int32)
         self.lengths = lengths_of(arrays)
         self.max_length = self.inputs["token_ids"].shape[1]
-        self.batch_size, self.bucket = batch_size, bucket
+        self.batch_size, self.bucket, self.per_call = batch_size, bucket, per_call
         self.rng = np.random.default_rng(seed) if shuffle else None
-        self.sizes: list[list[int]] = []  # batch sizes of each epoch, in the order the batches were made
+        self.sizes: list[list[int]] = []  # batch sizes of each call, in the order the batches were made
+        self._pending: list[tuple[np.ndarray, int]] = []
 
     def count(self) -> int:
-        return math.ceil(len(self.lengths) / self.batch_size)
+        return self.per_call if self.per_call is not None else math.ceil(len(self.lengths) / self.batch_size)
+
+    def _plan(self) -> list[tuple[np.ndarray, int]]:
+        return batch_plan(self.lengths, self.batch_size, bucket=self.bucket, max_length=self.max_length, rng=self.rng)
+
+    def plans(self, calls: int) -> list[list[tuple[np.ndarray, int]]]:
+        """The batches of the next `calls` calls, without making them (the generator's state is unchanged)."""
+        saved_rng = None if self.rng is None else np.random.default_rng()
+        if saved_rng is not None:
+            saved_rng.bit_generator.state = self.rng.bit_generator.state
+        pending = list(self._pending)
+        result = [self._take() for _ in range(calls)]
+        self._pending = pending
+        if saved_rng is not None:
+            self.rng = saved_rng
+        return result
+
+    def _take(self) -> list[tuple[np.ndarray, int]]:
+        if self.per_call is None:
+            return self._plan()
+        while len(self._pending) < self.per_call:
+            self._pending += self._plan()
+        taken, self._pending = self._pending[:self.per_call], self._pending[self.per_call:]
+        return taken
 
     def __call__(self):
-        plan = batch_plan(self.lengths, self.batch_size, bucket=self.bucket, max_length=self.max_length, rng=self.rng)
+        plan = self._take()
         self.sizes.append([len(rows) for rows, _ in plan])
         for rows, width in plan:
             inputs = {name: values[rows, :width] for name, values in self.inputs.items()}
@@ -140,17 +180,18 @@ def padding_share(arrays: Mapping, batch_size: int, *, bucket: int = 16) -> floa
 
 
 class _StepRecorder(keras.callbacks.Callback):
-    """Each training step's loss (recovered from Keras's running mean, which weighs batches by their size) and
-    learning rate."""
+    """Each training step's loss (recovered from Keras's running mean, which weighs batches by their size),
+    learning rate and passes over the data so far."""
 
     def __init__(self, source: _Batches, schedule: WarmupLinearDecay):
         super().__init__()
         self.source, self.schedule = source, schedule
         self.steps = {"step": [], "epoch": [], "loss": [], "learning_rate": [], "sentences": []}
-        self.epoch = 0
+        self.examples = max(len(source.lengths), 1)
+        self.passed = 0
 
     def on_epoch_begin(self, epoch, logs=None):
-        self.epoch, self.seen, self.total = epoch, 0, 0.0
+        self.seen, self.total = 0, 0.0
 
     def on_train_batch_end(self, batch, logs=None):
         if not logs or "loss" not in logs:
@@ -160,32 +201,70 @@ class _StepRecorder(keras.callbacks.Callback):
         seen = self.seen + size
         total = float(logs["loss"]) * seen
         step = len(self.steps["step"])
+        self.passed += size
         self.steps["step"].append(step + 1)
-        self.steps["epoch"].append(self.epoch + (batch + 1) / max(len(sizes), 1))
+        self.steps["epoch"].append(self.passed / self.examples)  # passes over the training data
         self.steps["loss"].append((total - self.total) / size)
         self.steps["learning_rate"].append(float(self.schedule(step)))
         self.steps["sentences"].append(size)
         self.seen, self.total = seen, total
 
 
-def fine_tune(model, loss: Callable, train: Mapping, validation: Mapping | None = None, *, epochs: int,
-              batch_size: int, peak_learning_rate: float, warmup_fraction: float = 0.1, weight_decay: float = 0.01,
-              seed: int = 0, bucket: int = 16, verbose="auto", callbacks=(), metrics=(),
-              clip_norm: float | None = None):
-    """Compile `model` with `loss`, AdamW and the warm-up/linear-decay schedule, and fit it on `train` (int32
-    token_ids/segment_ids/padding_mask with per-example "labels": 06's encode_sentences, 07's Windows.arrays) for
-    `epochs`, in batches of similar lengths (`batches`); `validation` is evaluated after each epoch; `callbacks` are
-    passed to fit, `metrics` to compile; `clip_norm` scales the gradients down to that global norm when they are
-    larger (BERT's 1.0; None, 06's recipe: no clipping). Returns Keras's History, with `history.steps` holding
-    every step's loss and learning rate."""
-    source = _Batches(train, batch_size, shuffle=True, seed=seed, bucket=bucket)
-    total_steps = epochs * source.count()
-    schedule = WarmupLinearDecay(peak_learning_rate, warmup_steps=round(warmup_fraction * total_steps),
-                                 total_steps=total_steps)
+def _compile(model, loss: Callable, schedule, *, weight_decay: float, clip_norm: float | None, metrics=()) -> None:
+    """AdamW (no weight decay on layer-norm scales and offsets nor on biases) with `schedule`, the pooler frozen."""
     optimizer = keras.optimizers.AdamW(learning_rate=schedule, weight_decay=weight_decay, global_clipnorm=clip_norm)
     optimizer.exclude_from_weight_decay(var_names=list(NO_WEIGHT_DECAY))
     freeze_unused_pooler(model)
     model.compile(optimizer=optimizer, loss=loss, metrics=list(metrics))
+    model._course_training = {"schedule": schedule, "weight_decay": weight_decay, "clip_norm": clip_norm}
+
+
+def _measured_compile(model, schedule, *, weight_decay: float, clip_norm: float | None) -> bool:
+    """Whether `model` was compiled by `measure_step_cost` with these settings; if so, its optimizer is set back to
+    its start and its schedule to `schedule`'s values, so that the run keeps the measured step's graph."""
+    kept = getattr(model, "_course_training", None)
+    if not kept or not kept.get("measured") or kept["weight_decay"] != weight_decay or kept["clip_norm"] != clip_norm:
+        return False
+    kept["schedule"].set(schedule.peak, schedule.warmup_steps, schedule.total_steps)
+    for variable in model.optimizer.variables:  # moments and the step count from before the run
+        variable.assign(keras.ops.zeros(variable.shape, variable.dtype))
+    kept["measured"] = False  # a second run compiles afresh
+    return True
+
+
+def _source(train: Mapping, batch_size: int, *, epochs: int, steps: int | None, seed: int, bucket: int) -> _Batches:
+    if epochs < 1 or (steps is not None and steps < 1):
+        raise ValueError(f"epochs and steps must be at least 1, got epochs={epochs}, steps={steps}")
+    per_call = None if steps is None else math.ceil(steps / epochs)
+    return _Batches(train, batch_size, shuffle=True, seed=seed, bucket=bucket, per_call=per_call)
+
+
+def planned_positions(train: Mapping, batch_size: int, *, epochs: int = 1, steps: int | None = None, seed: int = 0,
+                      bucket: int = 16) -> list[int]:
+    """The positions (examples x width) of every step `fine_tune` will take with these settings, in order."""
+    source = _source(train, batch_size, epochs=epochs, steps=steps, seed=seed, bucket=bucket)
+    return [len(rows) * width for plan in source.plans(epochs) for rows, width in plan]
+
+
+def fine_tune(model, loss: Callable, train: Mapping, validation: Mapping | None = None, *, epochs: int,
+              batch_size: int, peak_learning_rate: float, warmup_fraction: float = 0.1, weight_decay: float = 0.01,
+              seed: int = 0, bucket: int = 16, verbose="auto", callbacks=(), metrics=(),
+              clip_norm: float | None = None, steps: int | None = None):
+    """Compile `model` with `loss`, AdamW and the warm-up/linear-decay schedule, and fit it on `train` (int32
+    token_ids/segment_ids/padding_mask with per-example "labels": 06's encode_sentences, 07's Windows.arrays) for
+    `epochs`, in batches of similar lengths (`batches`); with `steps`, the run is that many steps (rounded up to a
+    multiple of `epochs`) in `epochs` equal parts, whatever the size of the data. `validation` is evaluated after each
+    epoch (or part); `callbacks` are passed to fit, `metrics` to compile; `clip_norm` scales the gradients down to
+    that global norm when they are larger (BERT's 1.0; None, 06's recipe: no clipping). Returns Keras's History, with
+    `history.steps` holding every step's loss, learning rate and passes over the data."""
+    source = _source(train, batch_size, epochs=epochs, steps=steps, seed=seed, bucket=bucket)
+    total_steps = epochs * source.count()
+    schedule = WarmupLinearDecay(peak_learning_rate, warmup_steps=round(warmup_fraction * total_steps),
+                                 total_steps=total_steps)
+    if _measured_compile(model, schedule, weight_decay=weight_decay, clip_norm=clip_norm):
+        schedule = model._course_training["schedule"]
+    else:
+        _compile(model, loss, schedule, weight_decay=weight_decay, clip_norm=clip_norm, metrics=metrics)
     recorder = _StepRecorder(source, schedule)
     validation_data = None if validation is None else batches(validation, max(batch_size, 32), shuffle=False,
                                                               bucket=bucket)
@@ -194,6 +273,49 @@ def fine_tune(model, loss: Callable, train: Mapping, validation: Mapping | None 
     history.steps = recorder.steps
     history.schedule = schedule
     return history
+
+
+class _StepTimer(keras.callbacks.Callback):
+    def __init__(self, clock: Callable[[], float]):
+        super().__init__()
+        self.clock, self.seconds = clock, []
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self.started = self.clock()
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.seconds.append(self.clock() - self.started)
+
+
+def measure_step_cost(model, loss: Callable, train: Mapping, *, batch_size: int, weight_decay: float = 0.01,
+                      clip_norm: float | None = None, metrics=(), seed: int = 0, bucket: int = 16,
+                      steps: int | None = None, clock: Callable[[], float] | None = None):
+    """Time a few real training steps of `model` (Keras's `fit`, as `fine_tune` runs it, with a learning rate of 0)
+    on batches of `train` chosen across their widths; return the fitted course_lib.time_budget.StepCost. Every
+    weight is put back as it was, and a `fine_tune` that follows with the same settings keeps the compiled step
+    (its graph is not built twice)."""
+    import time
+
+    from course_lib import time_budget
+
+    saved = model.get_weights()
+    _compile(model, loss, WarmupLinearDecay(0.0, 0, 1), weight_decay=weight_decay, clip_norm=clip_norm,
+             metrics=metrics)
+    source = _Batches(train, batch_size, shuffle=True, seed=seed, bucket=bucket)
+    plan = source.plans(1)[0]
+    chosen = time_budget.spread_over_widths(plan, steps or time_budget.PROBE_STEPS)
+    while len(chosen) < time_budget.START_STEPS + 2:  # a tiny data set (fast mode): its batches timed again
+        chosen = chosen + chosen
+    probe = _Batches(train, batch_size, shuffle=False, seed=seed, bucket=bucket, per_call=len(chosen))
+    probe._pending = [plan[i] for i in chosen]
+    timer = _StepTimer(clock or time.perf_counter)
+    try:
+        model.fit(_dataset(probe), epochs=1, verbose=0, callbacks=[timer], shuffle=False)
+    finally:
+        model.set_weights(saved)
+    model._course_training["measured"] = True
+    samples = [(len(plan[i][0]) * plan[i][1], seconds) for i, seconds in zip(chosen, timer.seconds)]
+    return time_budget.StepCost.fit(samples)
 
 
 def release_memory() -> None:
@@ -243,9 +365,13 @@ def plot_learning_curves(history, *, smooth: int = 20):
         left.plot(epochs, per_epoch.get("loss", []), "o-", color="#4c72b0", label="training loss (epoch mean)")
         right.axis("off")
     if "val_loss" in per_epoch:
-        epochs = np.arange(1, len(per_epoch["val_loss"]) + 1)
-        left.plot(epochs, per_epoch["val_loss"], "o-", color="#c44e52", label="validation loss (after each epoch)")
-    left.set_xlabel("epoch")
+        parts = len(per_epoch["val_loss"])
+        epochs = np.arange(1, parts + 1, dtype=float)
+        if steps and steps["epoch"]:  # after each part of the run: whole epochs, or equal shares of its steps
+            ends = [round((part + 1) * len(steps["epoch"]) / parts) - 1 for part in range(parts)]
+            epochs = np.asarray(steps["epoch"])[ends]
+        left.plot(epochs, per_epoch["val_loss"], "o-", color="#c44e52", label="validation loss")
+    left.set_xlabel("passes over the training data (epochs)")
     left.set_ylabel("cross-entropy per labelled token")
     left.set_title("Fine-tuning")
     left.legend()

@@ -1,20 +1,18 @@
 """Assignments 07 and 08: how the reader is trained on SQuAD, and what each recipe scores.
 
-`BUDGETS` holds the recipes of notebook 07's CONFIG: "default" for a laptop, "longer" trains twice as long for a
-better reader. `FIGURES` keeps what bench/squad_recipe.py measured for each (`--budget NAME --test all --record`),
-which the notebooks and the README quote, never typed by hand.
-
-`train_reader` is the fine-tuning of section 7.4, the same for the notebook and the bench: questions to windows
-(the learner's `make_windows`), a share of the windows without the answer dropped, the learner's model on the
-pretrained encoder, the lower layers frozen, AdamW with warm-up and linear decay.
+`BUDGETS` holds the recipes of notebook 07's CONFIG, of fixed sizes: "default", and "longer", which trains twice as
+long for a better reader. A budget in minutes ("10 min", the notebooks' default) is the default recipe with as many
+questions as this machine fine-tunes on in that time (course_lib.qa.training_plan). `FIGURES` keeps what
+bench/squad_recipe.py measured for each (`--budget NAME --test all --record`), with the machine it ran on, which the
+notebooks and the README quote, never typed by hand.
 """
 
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from course_lib.time_budget import duration, parse_budget
 
 FIGURES = Path(__file__).resolve().parent / "data" / "reader_figures.json"
 
@@ -43,10 +41,14 @@ FAST = {"questions": 16, "epochs": 2, "max_length": 128, "read_max_length": 128,
 
 
 def recipe(budget: str = "default", *, fast: bool = False) -> dict:
-    """The recipe of a budget (a copy, to change freely), shrunk to fast mode's size when `fast`."""
-    if budget not in BUDGETS:
-        raise ValueError(f"unknown budget {budget!r}: choose one of {', '.join(BUDGETS)}")
-    return {**BUDGETS[budget], **(FAST if fast else {})}
+    """The recipe of a budget, "default", "longer" or minutes ("10 min": the default recipe, its questions chosen
+    when the machine is measured), as a copy to change freely, with its "budget"; shrunk to fast mode's size when
+    `fast`."""
+    chosen = parse_budget(budget, BUDGETS)
+    base = dict(BUDGETS[chosen.name or "default"])
+    if chosen.minutes is not None:
+        base["questions"] = None  # chosen from this machine's measured speed (training_plan.plan_reader)
+    return {"budget": str(chosen), **base, **(FAST if fast else {})}
 
 # SQuAD v1.1 dev, exact match / F1, as their papers report them.
 PUBLISHED = (
@@ -54,42 +56,6 @@ PUBLISHED = (
     ("DistilBERT (Sanh et al., 2019)", "6 layers, hidden 768", 79.1, 86.9),
     ("MiniLM-L12-H384 (Wang et al., 2020)", "12 layers, hidden 384", 77.6, 85.7),
 )
-
-
-def train_reader(bert, examples: Sequence, recipe: dict, *, make_windows: Callable, build_qa_model: Callable,
-                 verbose="auto"):
-    """Fine-tune a reader on `examples` with `recipe` (a BUDGETS entry or the notebook's CONFIG), using the learner's
-    `make_windows` and `build_qa_model` (the bench passes the references); return the model and a report (windows,
-    tokens, seconds of fine-tuning, the History)."""
-    import keras
-
-    from course_lib.finetuning import lengths_of
-    from course_lib.heads import train_top_layers
-    from course_lib.qa.features import encode_examples, thin_unanswered
-    from course_lib.qa.training import fine_tune_spans
-
-    windows = encode_examples(bert.tokenizer, examples, make_windows, max_length=recipe["max_length"],
-                              stride=recipe["stride"], verbose=verbose != 0)
-    arrays = thin_unanswered(windows.arrays, recipe["unanswered"], seed=0)
-    del windows
-    keras.utils.set_random_seed(0)
-    model = build_qa_model(bert.backbone)
-    frozen = train_top_layers(model, recipe["train_from"])
-    if verbose != 0:
-        print(f"{len(arrays['labels'])} windows kept for training: every one with its answer, "
-              f"{recipe['unanswered']:.0%} of the others; frozen: {', '.join(frozen) or 'nothing'}")
-    started = time.perf_counter()
-    history = fine_tune_spans(model, arrays, epochs=recipe["epochs"], batch_size=recipe["batch_size"],
-                              peak_learning_rate=recipe["peak_learning_rate"],
-                              warmup_fraction=recipe["warmup_fraction"], weight_decay=recipe["weight_decay"],
-                              clip_norm=recipe.get("clip_norm"), verbose=verbose)
-    seconds = time.perf_counter() - started
-    report = {"questions": len(examples), "windows": int(len(arrays["labels"])),
-              "tokens": int(lengths_of(arrays).sum()), "fine_tuning_seconds": round(seconds, 1), "history": history}
-    if verbose != 0:
-        print(f"fine-tuned on {report['windows']} windows of {len(examples)} questions in {seconds:.0f} s "
-              f"({recipe['epochs'] * report['windows'] / seconds:.1f} windows per second)")
-    return model, report
 
 
 def read_figures(path: Path = FIGURES) -> dict:
@@ -105,16 +71,6 @@ def record_figures(budget: str, row: dict, path: Path = FIGURES) -> None:
     path.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
 
 
-def minutes(seconds: float) -> str:
-    """A duration as the notebooks write it: "4 min 50 s", "52 min"."""
-    seconds = round(seconds)
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds >= 600:
-        return f"{round(seconds / 60)} min"
-    return f"{seconds // 60} min {seconds % 60} s"
-
-
 def figures_markdown(figures: dict | None = None) -> str:
     """The budgets next to published readers on SQuAD v1.1 dev: a Markdown table for the notebooks and the README."""
     figures = read_figures() if figures is None else figures
@@ -124,7 +80,7 @@ def figures_markdown(figures: dict | None = None) -> str:
             row = figures[name]
             label = f"this course's reader, recipe `{name}` ({row['questions']:,} questions)"
             lines.append(f"| {label} | all-MiniLM-L6-v2, 6 layers, hidden 384 | "
-                         f"{minutes(row['fine_tuning_seconds'])} on 2 CPU cores | "
+                         f"{duration(row['fine_tuning_seconds'])} on 2 CPU cores | "
                          f"{row['test']['em']:.1f} | {row['test']['f1']:.1f} |")
     for name, encoder, em, f1 in PUBLISHED:
         lines.append(f"| {name} | {encoder} | on GPUs or TPUs | {em:.1f} | {f1:.1f} |")

@@ -12,6 +12,7 @@ with -inf past each batch's width (padding, never chosen).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 
 import keras
@@ -49,7 +50,18 @@ def stacked(model) -> keras.Model:
     """The learner's [start, end] model as one output (batch, seq, 2), sharing its layers and weights.
 
     A functional model's inputs and outputs are used as they are; a subclassed keras.Model has neither, so it is
-    called on new inputs, which works for every kind of model the exercise allows."""
+    called on new inputs, which works for every kind of model the exercise allows. The same model gets the same
+    stacked model each time, so that a training step compiled while measuring is the one that trains."""
+    if model in _STACKED:
+        return _STACKED[model]
+    _STACKED[model] = _stacked(model)
+    return _STACKED[model]
+
+
+_STACKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _stacked(model) -> keras.Model:
     try:  # a functional model's outputs as it declared them (a list, or a dict that start_and_end refuses)
         declared = model.output if getattr(model, "outputs", None) else None
     except (AttributeError, ValueError):
