@@ -114,10 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "grading.json").write_text(json.dumps(rows, indent=2) + "\n")
     if args.record:
+        from course_lib.machine import describe, kept_beside
+
         figures = json.loads(FIGURES.read_text()) if FIGURES.is_file() else {}
         for row in rows:
-            figures[row["assignment"]] = {"submissions": row["submissions"], "measured": time.strftime("%Y-%m-%d"),
-                                          **{mode: round(row[mode], 1) for mode in modes}}
+            measured = {"submissions": row["submissions"], "measured": time.strftime("%Y-%m-%d"),
+                        **{mode: round(row[mode], 1) for mode in modes}, "machine": describe()}
+            figures[row["assignment"]] = kept_beside(figures.get(row["assignment"]), measured)
         FIGURES.write_text(json.dumps(dict(sorted(figures.items())), indent=2) + "\n")
         INSTRUCTORS.write_text(instructors_with_figures(INSTRUCTORS.read_text(), figures))
     return 0

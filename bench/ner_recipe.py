@@ -97,10 +97,13 @@ def main(argv=None) -> int:
            **{f"{split}_f1": value for split, value in scores.items()}}
     log_run("ner_recipes", row)
     if args.record:
+        from course_lib.machine import describe, kept_beside
+
         figures = json.loads(FIGURES.read_text()) if FIGURES.is_file() else {}
-        figures[args.record] = {key: row[key] for key in ("train", "epochs", "steps", "batch_size", "lr", "train_from",
-                                                          "train_sentences", "seconds", "peak_rss_gib")}
-        figures[args.record].update({f"{split}_f1": value for split, value in scores.items()})
+        measured = {key: row[key] for key in ("train", "epochs", "steps", "batch_size", "lr", "train_from",
+                                              "train_sentences", "seconds", "peak_rss_gib")}
+        measured.update({f"{split}_f1": value for split, value in scores.items()}, machine=describe())
+        figures[args.record] = kept_beside(figures.get(args.record), measured)
         FIGURES.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
     return 0
 

@@ -43,6 +43,17 @@ def recorded_figures() -> dict:
     return {"notebooks": notebooks, "reader": read_figures(), "ner": ner}
 
 
+def _label(machine: dict) -> str:
+    from course_lib.machine import label
+
+    return label(machine)
+
+
+def _machine(figures: dict, stem: str) -> str:
+    """The machine a notebook's recorded run was measured on, in words."""
+    return _label(figures["notebooks"][stem]["machine"])
+
+
 def _reader_budgets(figures: dict) -> str:
     from course_lib.qa.budgets import figures_markdown
 
@@ -61,9 +72,11 @@ def _reader_budgets_comment(figures: dict) -> str:
     reader = figures["reader"]
     default = reader["default"]
     best_em = min(em for _, _, em, _ in PUBLISHED)
+    from course_lib.machine import label
+
     text = (f"The default reader finds exactly the right words for {default['test']['em']:.0f} questions in 100 "
             f"(F1 {default['test']['f1']:.1f}), after {_duration(default['fine_tuning_seconds'])} of fine-tuning on "
-            f"{default['questions']:,} questions.")
+            f"{default['questions']:,} questions, on {label(default['machine'])}.")
     if "longer" in reader:
         longer = reader["longer"]
         text += (f" The `longer` budget, {longer['questions']:,} questions in "
@@ -74,8 +87,8 @@ def _reader_budgets_comment(figures: dict) -> str:
         "deeper or wider, whose last training was language modelling (all-MiniLM-L6-v2's was sentence similarity, "
         "which scores whole sentences rather than positions in them), fine-tuned on every training question for "
         "several passes on accelerators. On this encoder the score keeps rising with the questions seen, so time "
-        "buys quality. The times are those of the benchmark's machine, two CPU cores without AVX-512; a CPU with "
-        "AVX-512 ran the same recipe several times faster.")
+        "buys quality. Times depend on the machine: the same recipe took about half as long on a two-core CPU "
+        "with AVX-512, which is why the notebook measures yours before it trains.")
 
 
 def _qa_pytorch(figures: dict) -> dict:
@@ -93,7 +106,9 @@ def _time_sentence(figures: dict, stem: str, section: str) -> str:
     """A notebook's **Time.** sentence: its recorded wall time and peak memory, and its fine-tuning's share."""
     run = figures["notebooks"][stem]
     wall, tuning = _duration(run["wall_seconds"]), _duration(run["recorded"]["fine_tune_seconds"])
-    return (f"**Time.** In full mode the notebook takes about {wall} on a two-core laptop CPU and at most "
+    from course_lib.machine import label
+
+    return (f"**Time.** In full mode the notebook took about {wall} on {label(run['machine'])} and at most "
             f"{run['peak_memory_mib'] / 1024:.1f} GiB of memory, {tuning} of it the fine-tuning of section {section}. "
             "Nothing in it needs a network.")
 
@@ -112,7 +127,8 @@ def _qa_pytorch_run(figures: dict) -> str:
     # EM is a share of questions answered exactly: its standard error on n questions is sqrt(p (1 - p) / n).
     error = 100 * math.sqrt(em / 100 * (1 - em / 100) / questions)
     passes = "one pass" if epochs == 1 else f"{epochs} passes"
-    return (f"In full mode, on two CPU cores, {passes} over {windows:,} windows of {recorded['train_questions']:,} "
+    on = _machine(figures, "08_qa_pytorch")
+    return (f"In full mode, on {on}, {passes} over {windows:,} windows of {recorded['train_questions']:,} "
             f"training questions took {_duration(seconds)} ({epochs * windows / seconds:.1f} windows per second). "
             f"After it the loss on the test windows was {recorded['test_loss']:.2f}; a model that knows nothing, "
             f"with equal logits at the {width} positions of a test batch, scores $\\log {width} \\approx "
@@ -126,7 +142,8 @@ def _qa_pytorch_vs_budget(figures: dict) -> str:
     test, ours = budget["test"], recorded["train_questions"]
     ratio = budget["questions"] / ours
     text = (f"Assignment 7's default budget trains the same recipe with Keras's `fit` on {budget['questions']:,} "
-            f"questions in {_duration(budget['fine_tuning_seconds'])}, and scores EM {test['em']:.1f} and F1 "
+            f"questions in {_duration(budget['fine_tuning_seconds'])} (on {_label(budget['machine'])}), and scores EM "
+            f"{test['em']:.1f} and F1 "
             f"{test['f1']:.1f} on {test['questions']:,} questions of SQuAD dev.")
     if ratio >= 1.1 and test["f1"] > recorded["scores"]["f1"]:
         text += (f" With the same recipe, and frameworks that compute the same thing (section 8.7), its "
@@ -152,7 +169,7 @@ def _qa_pytorch_throughput(figures: dict) -> str:
                else f"{faster}'s step {ratio:.1f} times as fast as {slower}'s")
     loop = recorded["epochs"] * recorded["train_windows"] / recorded["fine_tune_seconds"]
     threads = f"{timing['threads']} CPU thread{'s' * (timing['threads'] != 1)}"
-    return (f"In full mode, on two CPU cores, with {threads} in each framework and batches of "
+    return (f"In full mode, on {_machine(figures, '08_qa_pytorch')}, with {threads} in each framework and batches of "
             f"{timing['batch_size']} windows of {timing['width']} tokens, TensorFlow's step ran at {tensorflow:.1f} "
             f"examples per second and PyTorch's at {pytorch:.1f}: {verdict}. Section 8.6's loop, the same PyTorch "
             f"step on batches of every width, averaged {loop:.1f} windows per second.")
@@ -168,7 +185,7 @@ def _f1(run: dict, corpus: str, split: str = "validation") -> str:
 
 def _ner_frozen_layers(figures: dict) -> str:
     recorded = figures["notebooks"]["06_ner"]["recorded"]
-    return (f"On the course's two-core test machine this recipe ({recorded['epochs']} epochs over "
+    return (f"On {_machine(figures, '06_ner')} this recipe ({recorded['epochs']} epochs over "
             f"{recorded['train_sentences']:,} sentences) fine-tuned in {_duration(recorded['fine_tune_seconds'])}, for "
             f"a validation F1 of {recorded['real_validation_scores']['micro']['f1']:.3f} on the real-text corpus and "
             f"{recorded['validation_scores']['micro']['f1']:.3f} on the course corpus. Section 6.9's recipe trains "
@@ -179,7 +196,7 @@ def _ner_own_file(figures: dict) -> str:
     own, long = figures["ner"]["own-file"], figures["ner"]["own-file-long"]
     return (f"Measured with the real-text corpus standing in for your file ({own['train_sentences']:,} training "
             f"sentences; its test split to score): `OWN_RECIPE`, {own['steps']:,} steps, reached a test F1 of "
-            f"{_f1(own, 'real', 'test')} in {_duration(own['seconds'])} on two CPU cores; a run "
+            f"{_f1(own, 'real', 'test')} in {_duration(own['seconds'])} on {_label(own['machine'])}; a run "
             f"{long['steps'] / own['steps']:.0f} times as long ({long['steps']:,} steps, {_duration(long['seconds'])}) "
             f"reached {_f1(long, 'real', 'test')} "
             f"(`bench/ner_recipe.py --train real --steps N --train-from 0 --lr {own['lr']:g} --test`).")

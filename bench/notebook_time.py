@@ -208,12 +208,15 @@ def run_notebook(stem: str, timeout: int) -> dict:
 
 def record(stem: str, figures: dict) -> None:
     """Keep a notebook's wall time, peak memory and recorded figures in FIGURES, for the README's table."""
+    from course_lib.machine import describe, kept_beside
+
     kept = json.loads(FIGURES.read_text()) if FIGURES.is_file() else {}
-    kept[stem] = {"wall_seconds": figures["wall_seconds"], "peak_memory_mib": figures["peak_memory_mib"],
-                  "finished_utc": figures["finished_utc"], "load_average_before": figures["load_average_before"][0],
-                  "recorded": figures.get("recorded", {})}
+    measured = {"wall_seconds": figures["wall_seconds"], "peak_memory_mib": figures["peak_memory_mib"],
+                "finished_utc": figures["finished_utc"], "load_average_before": figures["load_average_before"][0],
+                "recorded": figures.get("recorded", {}), "machine": describe()}
     if "memory_measure" in figures:  # runs before it summed resident set sizes
-        kept[stem].update(memory_measure=figures["memory_measure"], peak_rss_sum_mib=figures["peak_rss_sum_mib"])
+        measured.update(memory_measure=figures["memory_measure"], peak_rss_sum_mib=figures["peak_rss_sum_mib"])
+    kept[stem] = kept_beside(kept.get(stem), measured)
     FIGURES.write_text(json.dumps(dict(sorted(kept.items())), indent=1) + "\n")
 
 

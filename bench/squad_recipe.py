@@ -2,14 +2,19 @@
 
     .venv/bin/python bench/squad_recipe.py --questions 6500 --train-from 2 --lr 4e-4 [...]
     .venv/bin/python bench/squad_recipe.py --budget default --test all --record   # the figures the course quotes
+    .venv/bin/python bench/squad_recipe.py --budget "10 min" --test all --record  # the notebooks' default budget
+    .venv/bin/python bench/squad_recipe.py --questions 1500 --validation 1000 --record-curve  # quality vs data
 
 Trains the reference reader (the course's blocks in course_lib.layers and the notebook's model) on `--questions`
 seeded training questions of SQuAD v1.1 (course_lib.qa.squad_v1), then scores it with the notebook's reader on
 `--validation` questions of the validation split (articles of train-v1.1.json that training never sees). Recipes
 are chosen on those. `--test N|all` also scores N (or all 10,570) questions of dev-v1.1.json, the split published
-readers report: only for recipes already chosen. Each run appends one JSON line to
-bench/results/squad_recipes.jsonl; `--record` (with `--budget`) also keeps the run's figures in
-course_lib/qa/data/reader_figures.json, which the notebooks and the README quote. Run one at a time on a quiet
+readers report: only for recipes already chosen. The run is planned as notebook 07 plans it
+(course_lib.qa.training_plan): a few steps are measured first, and the predicted fine-tuning time is logged beside the
+measured one. Each run appends one JSON line to bench/results/squad_recipes.jsonl, with the machine; `--record`
+(with `--budget`) also keeps the run's figures in course_lib/qa/data/reader_figures.json, which the notebooks and the
+README quote, and `--record-curve` keeps a run of the default recipe as a point of the quality-against-questions
+curve (course_lib/qa/data/reader_curve.json), which notebook 07 draws. Run one at a time on a quiet
 machine: the times are the point (it waits for one, and reports the share of the cores other processes used while it
 fine-tuned).
 """
@@ -30,11 +35,20 @@ from recipe_log import log_run, peak_rss_gib  # noqa: E402
 from course_lib.qa.budgets import BUDGETS  # noqa: E402  (no TensorFlow: the budgets are plain dicts)
 
 
+def budget_name(value: str) -> str:
+    from course_lib.time_budget import parse_budget
+
+    try:
+        return str(parse_budget(value, BUDGETS))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def arguments(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--budget", choices=tuple(BUDGETS),
-                        help="start from a budget of course_lib.qa.budgets (the notebook's CONFIG); the options "
-                             "below then change it")
+    parser.add_argument("--budget", type=budget_name,
+                        help="start from a budget of course_lib.qa.budgets (the notebook's CONFIG): "
+                             f"{', '.join(BUDGETS)} or minutes (\"10 min\"); the options below then change it")
     parser.add_argument("--questions", type=int, help="training questions of SQuAD's train split")
     parser.add_argument("--max-length", type=int, help="tokens per training window")
     parser.add_argument("--stride", type=int)
@@ -49,6 +63,8 @@ def arguments(argv=None) -> argparse.Namespace:
     parser.add_argument("--validation", type=int, default=2000, help="validation questions scored")
     parser.add_argument("--test", default="", help="also score this many dev-v1.1 questions ('all': 10,570)")
     parser.add_argument("--record", action="store_true", help="keep the figures of a --budget run for the notebooks")
+    parser.add_argument("--record-curve", action="store_true",
+                        help="keep the run (default recipe, --questions N) as a point of notebook 07's curve")
     parser.add_argument("--note", default="")
     parser.add_argument("--wait-idle", type=float, default=600.0, help="seconds to wait for a quiet machine first")
     return parser.parse_args(argv)
@@ -68,9 +84,9 @@ def save_rows(name: str, rows: list[dict], examples) -> Path:
 
 
 def recipe_of(args) -> dict:
-    from course_lib.qa.budgets import BUDGETS
+    from course_lib.qa.budgets import recipe as budget_recipe
 
-    recipe = dict(BUDGETS[args.budget or "default"])
+    recipe = budget_recipe(args.budget or "default")
     for key in recipe:
         value = getattr(args, key, None)
         if value is not None:
@@ -83,14 +99,14 @@ def recipe_of(args) -> dict:
 def main(argv=None) -> int:
     args = arguments(argv)
     if args.record and not args.budget:
-        raise SystemExit("--record keeps the figures of a named budget: add --budget NAME")
+        raise SystemExit("--record keeps the figures of a budget: add --budget NAME (or \"10 min\")")
     from course_lib import env
 
     env.setup(verbose=False)
     from course_lib import layers
     from course_lib.qa import squad_v1
     from course_lib.qa.answering import Reader, evaluate
-    from course_lib.qa.budgets import train_reader
+    from course_lib.qa.training_plan import plan_reader, train_reader
 
     recipe = recipe_of(args)
     print("recipe:", recipe, flush=True)
@@ -103,8 +119,9 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     from autograde.reference.qa.model import build_qa_model
 
-    model, report = train_reader(bert, squad_v1.sample("train", recipe["questions"]), recipe,
-                                 make_windows=layers.make_windows, build_qa_model=build_qa_model, verbose=0)
+    plan = plan_reader(bert, recipe, make_windows=layers.make_windows, build_qa_model=build_qa_model)
+    model, report = train_reader(plan, verbose=0)
+    recipe = plan.recipe  # with the questions a budget in minutes chose
     seconds = time.perf_counter() - started
     quiet["others_cpu_share"] = round(others.stop(), 3)  # of all cores, by other processes, while it fine-tuned
     if quiet["others_cpu_share"] > 0.05:
@@ -125,13 +142,23 @@ def main(argv=None) -> int:
         print(name, scores[name], flush=True)
         if name == "test":  # every answer, for the error analysis (bench/squad_errors.py)
             save_rows(args.budget or "recipe", result["rows"], examples)
+    from course_lib.machine import describe
+
     row = {"budget": args.budget, "recipe": recipe, "note": args.note, **report,
-           "total_seconds": round(seconds, 1), "peak_rss_gib": peak_rss_gib(), "quiet": quiet, **scores}
+           "total_seconds": round(seconds, 1), "peak_rss_gib": peak_rss_gib(), "quiet": quiet, **scores,
+           "machine": describe()}
     log_run("squad_recipes", row)
+    print(f"fine-tuning {report['fine_tuning_seconds']:.0f} s, predicted {report['predicted_seconds']:.0f} s "
+          f"(measuring {report['measuring_seconds']:.0f} s); measuring and fine-tuning "
+          f"{report['measuring_seconds'] + report['fine_tuning_seconds']:.0f} s", flush=True)
     if args.record:
         from course_lib.qa.budgets import record_figures
 
         record_figures(args.budget, row)
+    if args.record_curve:
+        from course_lib.qa.curve import record_point
+
+        record_point(row)
     return 0
 
 

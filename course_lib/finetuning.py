@@ -51,7 +51,7 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         self.peak = float(peak)
         self.warmup_steps = int(warmup_steps)
         self.total_steps = int(total_steps)
-        for variable, value in zip(self._variables, (self.peak, self.warmup_steps, self.total_steps)):
+        for variable, value in zip(self._variables, (self.peak, self.warmup_steps, self.total_steps), strict=True):
             variable.assign(float(value))
 
     def __call__(self, step):
@@ -314,7 +314,7 @@ def measure_step_cost(model, loss: Callable, train: Mapping, *, batch_size: int,
     finally:
         model.set_weights(saved)
     model._course_training["measured"] = True
-    samples = [(len(plan[i][0]) * plan[i][1], seconds) for i, seconds in zip(chosen, timer.seconds)]
+    samples = [(len(plan[i][0]) * plan[i][1], seconds) for i, seconds in zip(chosen, timer.seconds, strict=True)]
     return time_budget.StepCost.fit(samples)
 
 

@@ -72,7 +72,8 @@ def label(machine: Mapping | None = None) -> str:
         if machine.get(key) is not None:
             vector.append(("with " if machine[key] else "without ") + name)
     vector_text = f" {', '.join(vector)}" if vector else ""
-    return f"a {machine['cores']}-core {machine['cpu']}{vector_text}"
+    cpu = machine.get("cpu") or "CPU (model not recorded)"
+    return f"a {machine['cores']}-core {cpu}{vector_text}"
 
 
 def require_machine(figures: Mapping, where: str) -> None:
@@ -88,3 +89,18 @@ def require_machine(figures: Mapping, where: str) -> None:
         missing = [key for key in KEYS if key not in machine]
         if missing:
             raise ValueError(f"{where}: figure {name!r}'s machine lacks {', '.join(missing)}")
+
+
+def same_kind(first: Mapping, second: Mapping) -> bool:
+    """Whether two machines would time the same work alike: same CPU model, cores and vector instructions."""
+    return all(first.get(key) == second.get(key) for key in ("cpu", "cores", "avx2", "avx512", "bf16"))
+
+
+def kept_beside(previous: Mapping | None, measured: dict) -> dict:
+    """A figure `measured` on this machine, with the measurements of the same figure on other kinds of machine kept
+    beside it ("other_machines"), never written over; one of the same kind is replaced."""
+    others = list(previous.get("other_machines", [])) if previous else []
+    if previous and "machine" in previous:
+        others.append({key: value for key, value in previous.items() if key != "other_machines"})
+    others = [other for other in others if not same_kind(other.get("machine", {}), measured["machine"])]
+    return {**measured, **({"other_machines": others} if others else {})}

@@ -100,7 +100,8 @@ class StepCost:
 
 
 def time_steps(run_step: Callable, batches: Iterable[tuple[int, object]], *, steps: int = PROBE_STEPS,
-               seconds: float = PROBE_SECONDS, clock: Callable[[], float] = time.perf_counter) -> list[tuple[int, float]]:
+               seconds: float = PROBE_SECONDS,
+               clock: Callable[[], float] = time.perf_counter) -> list[tuple[int, float]]:
     """Run `run_step(batch)` on (positions, batch) pairs and time each; stop after `steps` steps or, once
     START_STEPS + 2 have run, after `seconds`. Returns (positions, seconds) per step."""
     samples: list[tuple[int, float]] = []

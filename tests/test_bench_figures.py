@@ -78,3 +78,40 @@ def test_a_block_is_rendered_between_its_markers_and_an_unknown_one_is_named():
         notebook_blocks.rewrite("<!-- figures: nothing -->\n\n<!-- end figures -->", {})
     with pytest.raises(notebook_blocks.BlockError, match="never recorded"):
         notebook_blocks.rewrite("<!-- figures: qa-pytorch-time -->\n\n<!-- end figures -->", {"notebooks": {}})
+
+
+FIGURE_FILES = sorted([*REPO.glob("bench/*.json"), *REPO.glob("course_lib/*/data/*figures.json"),
+                       *REPO.glob("course_lib/*/data/*curve.json")])
+
+
+@pytest.mark.parametrize("path", FIGURE_FILES, ids=lambda path: str(path.relative_to(REPO)))
+def test_every_figure_names_the_machine_it_was_measured_on(path):
+    from course_lib.machine import require_machine
+
+    figures = json.loads(path.read_text())
+    require_machine(figures, str(path.relative_to(REPO)))
+    for name, figure in figures.items():  # measurements kept from other kinds of machine name theirs too
+        require_machine({f"{name}, other machine {i + 1}": other
+                         for i, other in enumerate(figure.get("other_machines", []))}, str(path.relative_to(REPO)))
+
+
+def test_a_figure_without_its_machine_is_refused_by_name():
+    from course_lib.machine import describe, require_machine
+
+    with pytest.raises(ValueError, match=r"x.json: figure 'default' does not say which machine measured it"):
+        require_machine({"default": {"seconds": 1.0}}, "x.json")
+    with pytest.raises(ValueError, match=r"figure 'default''s machine lacks avx512"):
+        require_machine({"default": {"machine": {k: v for k, v in describe().items() if k != "avx512"}}}, "x.json")
+    require_machine({"default": {"machine": describe()}}, "x.json")
+
+
+def test_a_figure_from_another_kind_of_machine_is_kept_beside_not_written_over():
+    from course_lib.machine import kept_beside
+
+    here = {"cpu": "A", "cores": 2, "avx2": True, "avx512": False, "bf16": False, "tensorflow": "2.21.0"}
+    there = {**here, "cpu": "B", "avx512": True}
+    first = kept_beside(None, {"seconds": 1300, "machine": here})
+    second = kept_beside(first, {"seconds": 600, "machine": there})
+    assert second["seconds"] == 600 and second["other_machines"] == [first]
+    third = kept_beside(second, {"seconds": 1290, "machine": here})  # the same kind again: replaces its own
+    assert third["seconds"] == 1290 and third["other_machines"] == [{"seconds": 600, "machine": there}]

@@ -64,24 +64,35 @@ def read_figures(path: Path = FIGURES) -> dict:
 
 
 def record_figures(budget: str, row: dict, path: Path = FIGURES) -> None:
-    """Keep a bench run's figures for `budget` (bench/squad_recipe.py --record)."""
+    """Keep a bench run's figures for `budget` (bench/squad_recipe.py --record), with the machine it ran on; the
+    same budget measured on another kind of machine stays beside it."""
+    from course_lib.machine import describe, kept_beside
+
     figures = read_figures(path)
-    keep = ("questions", "windows", "fine_tuning_seconds", "peak_rss_gib", "validation", "test")
-    figures[budget] = {"recipe": row["recipe"], **{key: row[key] for key in keep if key in row}}
+    keep = ("questions", "windows", "fine_tuning_seconds", "measuring_seconds", "predicted_seconds", "peak_rss_gib",
+            "validation", "test")
+    measured = {"recipe": {key: value for key, value in row["recipe"].items() if key != "budget"},
+                **{key: row[key] for key in keep if key in row}, "machine": row.get("machine") or describe()}
+    figures[budget] = kept_beside(figures.get(budget), measured)
     path.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
 
 
 def figures_markdown(figures: dict | None = None) -> str:
     """The budgets next to published readers on SQuAD v1.1 dev: a Markdown table for the notebooks and the README."""
     figures = read_figures() if figures is None else figures
+    from course_lib.machine import label
+
     lines = ["| reader | encoder | fine-tuning | SQuAD v1.1 dev EM | F1 |", "| --- | --- | --- | --- | --- |"]
-    for name in BUDGETS:
-        if name in figures and "test" in figures[name]:
-            row = figures[name]
-            label = f"this course's reader, recipe `{name}` ({row['questions']:,} questions)"
-            lines.append(f"| {label} | all-MiniLM-L6-v2, 6 layers, hidden 384 | "
-                         f"{duration(row['fine_tuning_seconds'])} on 2 CPU cores | "
-                         f"{row['test']['em']:.1f} | {row['test']['f1']:.1f} |")
+    named = [name for name in BUDGETS if name in figures]
+    for name in named + sorted(set(figures) - set(named)):  # the named budgets, then budgets in minutes
+        row = figures[name]
+        if "test" not in row:
+            continue
+        kind = "recipe" if name in BUDGETS else "budget"
+        reader = f"this course's reader, {kind} `{name}` ({row['questions']:,} questions)"
+        lines.append(f"| {reader} | all-MiniLM-L6-v2, 6 layers, hidden 384 | "
+                     f"{duration(row['fine_tuning_seconds'])} on {label(row['machine'])} | "
+                     f"{row['test']['em']:.1f} | {row['test']['f1']:.1f} |")
     for name, encoder, em, f1 in PUBLISHED:
         lines.append(f"| {name} | {encoder} | on GPUs or TPUs | {em:.1f} | {f1:.1f} |")
     return "\n".join(lines)

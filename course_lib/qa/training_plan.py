@@ -54,10 +54,12 @@ def _first(windows, arrays_of: Callable, count: int) -> dict:
 
 
 def plan_reader(bert, recipe: dict, *, make_windows: Callable, build_qa_model: Callable, examples=None,
-                verbose: bool = True, sample: Callable | None = None) -> ReaderPlan:
+                verbose: bool = True, sample: Callable | None = None, measure: Callable | None = None,
+                clock: Callable[[], float] = time.perf_counter) -> ReaderPlan:
     """Measure this machine on `recipe`'s model and windows, print each budget's expected fine-tuning time, and
     choose the questions: `examples` when given, else the first `recipe["questions"]` of the seeded training sample,
-    or as many as fit in the minutes of a budget in minutes (recipe["questions"] None)."""
+    or as many as fit in the minutes of a budget in minutes (recipe["questions"] None). `sample`, `measure` (model,
+    arrays -> StepCost) and `clock` stand in for SQuAD, the timed steps and the clock in tests."""
     import keras
 
     from course_lib.finetuning import measure_step_cost, planned_positions
@@ -67,7 +69,7 @@ def plan_reader(bert, recipe: dict, *, make_windows: Callable, build_qa_model: C
 
     if sample is None:
         from course_lib.qa.squad_v1 import sample
-    began = time.perf_counter()
+    began = clock()
     budget = time_budget.parse_budget(recipe.get("budget", "default"), BUDGETS)
     pool = list(examples) if examples is not None else None
     questions = len(pool) if pool is not None else recipe["questions"]
@@ -84,13 +86,16 @@ def plan_reader(bert, recipe: dict, *, make_windows: Callable, build_qa_model: C
     keras.utils.set_random_seed(0)
     model = build_qa_model(bert.backbone)
     frozen = train_top_layers(model, recipe["train_from"])
-    cost = measure_step_cost(stacked(model), span_loss, probe_arrays, batch_size=recipe["batch_size"],
-                             weight_decay=recipe["weight_decay"], clip_norm=recipe.get("clip_norm"),
-                             metrics=(exact_span,))
+    if measure is None:
+        def measure(model, arrays):
+            return measure_step_cost(stacked(model), span_loss, arrays, batch_size=recipe["batch_size"],
+                                     weight_decay=recipe["weight_decay"], clip_norm=recipe.get("clip_norm"),
+                                     metrics=(exact_span,))
+    cost = measure(model, probe_arrays)
     # The run keeps the measured step's compiled graph: its steps cost what the steady steps cost.
     per_question = cost.run_seconds(positions(probe_arrays), built=True) / len(probe_examples)
     windows_per_question = len(probe_arrays["labels"]) / len(probe_examples)
-    measuring = time.perf_counter() - began
+    measuring = clock() - began
 
     def rough(count):
         return per_question * count
@@ -102,24 +107,26 @@ def plan_reader(bert, recipe: dict, *, make_windows: Callable, build_qa_model: C
         pool = sample("train", questions)
     windows = _windows(bert.tokenizer, pool, recipe, make_windows, verbose=verbose)
     if budget.minutes is not None and examples is None and recipe["questions"] is None:
-        left = budget.seconds - (time.perf_counter() - began)
+        left = budget.seconds - (clock() - began)
         questions = time_budget.largest_within(
             lambda n: cost.run_seconds(positions(_first(windows, arrays_of, n)), built=True), left, high=len(pool))
     arrays = _first(windows, arrays_of, questions)
     predicted = cost.run_seconds(positions(arrays), built=True)
     estimates = [(name, f"{BUDGETS[name]['questions']:,}", rough(BUDGETS[name]["questions"])) for name in BUDGETS]
-    if budget.minutes is not None:
-        estimates.append((str(budget), f"{questions:,}", predicted))
-    else:
-        estimates = [(name, amount, predicted if name == str(budget) else seconds)
-                     for name, amount, seconds in estimates]
+    this_run = str(budget)
+    if budget.name is not None and BUDGETS[budget.name]["questions"] == questions:
+        estimates = [(name, amount, predicted if name == this_run else seconds) for name, amount, seconds in estimates]
+    else:  # minutes, or a recipe whose questions were changed
+        this_run = this_run if budget.minutes is not None else "this run"
+        estimates.append((this_run, f"{questions:,}", predicted))
     plan = ReaderPlan(recipe={**recipe, "questions": questions}, model=model, frozen=frozen,
                       examples=pool[:questions], arrays=arrays, cost=cost, predicted_seconds=predicted,
-                      measuring_seconds=time.perf_counter() - began, estimates=estimates)
+                      measuring_seconds=clock() - began, estimates=estimates)
     if verbose:
         print(time_budget.measured_line(cost, f"{recipe['batch_size']} windows of up to {recipe['max_length']} tokens"))
-        print(f"About {windows_per_question:.2f} training windows and {per_question:.2f} s of fine-tuning per question:")
-        print(time_budget.estimate_table(estimates, chosen=str(budget), unit="questions"))
+        print(f"About {windows_per_question:.2f} training windows and {per_question:.2f} s of fine-tuning per "
+              "question:")
+        print(time_budget.estimate_table(estimates, chosen=this_run, unit="questions"))
         print(f"This run: {questions:,} questions, {len(arrays['labels']):,} windows, about "
               f"{time_budget.duration(predicted)} of fine-tuning; Keras's progress bar shows the rest.")
     return plan
