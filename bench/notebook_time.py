@@ -232,6 +232,8 @@ def duration(seconds: float) -> str:
 def readme_with_figures(text: str, figures: dict) -> str:
     """README.md's notebook table with each row's time and memory taken from `figures` (FIGURES's content);
     rows of notebooks without figures are left as they are."""
+    from course_lib.machine import short_label
+
     lines = text.split("\n")
     for number, line in enumerate(lines):
         cells = line.split(" | ")
@@ -240,7 +242,7 @@ def readme_with_figures(text: str, figures: dict) -> str:
         stem = cells[1].strip("`")
         if stem in figures:
             entry = figures[stem]
-            cells[-2] = duration(entry["wall_seconds"])
+            cells[-2] = f"{duration(entry['wall_seconds'])} ({short_label(entry['machine'])})"
             cells[-1] = f"{entry['peak_memory_mib'] / 1024:.1f} GiB |"
             lines[number] = " | ".join(cells)
     return "\n".join(lines)

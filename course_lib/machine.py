@@ -104,3 +104,10 @@ def kept_beside(previous: Mapping | None, measured: dict) -> dict:
         others.append({key: value for key, value in previous.items() if key != "other_machines"})
     others = [other for other in others if not same_kind(other.get("machine", {}), measured["machine"])]
     return {**measured, **({"other_machines": others} if others else {})}
+
+
+def short_label(machine: Mapping) -> str:
+    """A machine in a table cell: "2-core AMD EPYC, no AVX-512"."""
+    cpu = machine.get("cpu") or "CPU of unrecorded model"
+    vector = {True: ", AVX-512", False: ", no AVX-512"}.get(machine.get("avx512"), "")
+    return f"{machine['cores']}-core {cpu}{vector}"
