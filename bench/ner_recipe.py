@@ -43,6 +43,10 @@ def main(argv=None) -> int:
     parser.add_argument("--test", action="store_true", help="also score the test splits (to report a chosen recipe)")
     parser.add_argument("--record", default="", help="keep this run's figures in bench/ner_figures.json under NAME")
     parser.add_argument("--annotations", default=None, help="another annotations file of the real-text corpus")
+    parser.add_argument("--budget", default="",
+                        help='a budget in minutes ("5 min"): the steps chosen as notebook 06 chooses them '
+                             "(course_lib.ner.training_plan), the predicted fine-tuning time logged beside the "
+                             "measured one")
     parser.add_argument("--note", default="")
     args = parser.parse_args(argv)
     chosen = [name.strip() for name in args.train.split(",") if name.strip()]
@@ -69,16 +73,32 @@ def main(argv=None) -> int:
         return encoding.encode_sentences(bert.tokenizer, sentences, label_to_id=label_to_id,
                                          align=align_labels_with_tokens, max_length=128)
 
+    began = time.perf_counter()  # a budget in minutes counts from here, as 6.9's does from reading the file
     train_sentences = [s for name in chosen for s in data[name]["train"]]
     train = encode(train_sentences)
     epochs = math.ceil(args.steps * args.batch_size / len(train_sentences)) if args.steps else args.epochs
     keras.utils.set_random_seed(0)
     model = build_token_classifier(bert.backbone, num_labels=len(LABELS))
     train_top_layers(model, args.train_from)
-    started = time.perf_counter()
-    training.fine_tune(model, masked_token_loss, train, None, epochs=epochs, batch_size=args.batch_size,
-                       peak_learning_rate=args.lr, verbose=0)
-    seconds = time.perf_counter() - started
+    planned = {}
+    if args.budget:  # 6.9's path: parts of about an epoch, the steps that fit the minutes
+        from course_lib.ner.training_plan import plan_tagger, train_tagger
+
+        if not args.steps:
+            parser.error("--budget needs --steps: the fixed recipe's steps, shown beside it (6.9's OWN_RECIPE: 800)")
+        steps = args.steps
+        recipe = {"steps": steps, "train_from": args.train_from, "peak_learning_rate": args.lr,
+                  "batch_size": args.batch_size,
+                  "epochs": training.epochs_for_steps(steps, len(train_sentences), args.batch_size)}
+        plan = plan_tagger(model, masked_token_loss, train, recipe, args.budget, named={"recipe": steps},
+                           variable="--budget", since=began)
+        history, planned = train_tagger(plan, verbose=0)
+        seconds, epochs = planned["fine_tuning_seconds"], plan.epochs
+    else:
+        started = time.perf_counter()
+        training.fine_tune(model, masked_token_loss, train, None, epochs=epochs, batch_size=args.batch_size,
+                           peak_learning_rate=args.lr, verbose=0)
+        seconds = time.perf_counter() - started
 
     scores = {}
     for split in ("validation", "test") if args.test else ("validation",):
@@ -92,7 +112,10 @@ def main(argv=None) -> int:
             predicted = [p + ["O"] * (len(s.tags) - len(p)) for p, s in zip(predicted, sentences, strict=True)]
             result = entity_scores([list(s.tags) for s in sentences], predicted)
             scores[split][name] = {kind: round(value["f1"], 3) for kind, value in result.items()}
+    from course_lib.machine import describe
+
     row = {**vars(args), "epochs": epochs, "steps": epochs * -(-len(train_sentences) // args.batch_size),
+           **planned, "machine": describe(),
            "train_sentences": len(train_sentences), "seconds": round(seconds, 1), "peak_rss_gib": peak_rss_gib(),
            **{f"{split}_f1": value for split, value in scores.items()}}
     log_run("ner_recipes", row)
