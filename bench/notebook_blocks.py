@@ -74,7 +74,7 @@ def _reader_budgets_comment(figures: dict) -> str:
     best_em = min(em for _, _, em, _ in PUBLISHED)
     from course_lib.machine import label
 
-    text = (f"The default reader finds exactly the right words for {default['test']['em']:.0f} questions in 100 "
+    text = (f"The `default` recipe's reader finds exactly the right words for {default['test']['em']:.0f} questions in 100 "
             f"(F1 {default['test']['f1']:.1f}), after {_duration(default['fine_tuning_seconds'])} of fine-tuning on "
             f"{default['questions']:,} questions, on {label(default['machine'])}.")
     if "longer" in reader:
@@ -103,14 +103,36 @@ def _power_of_ten(value: float) -> str:
 
 
 def _time_sentence(figures: dict, stem: str, section: str) -> str:
-    """A notebook's **Time.** sentence: its recorded wall time and peak memory, and its fine-tuning's share."""
+    """A notebook's **Time.** sentence: its recorded wall time and peak memory, its budget, and the share of
+    measuring the machine and fine-tuning."""
     run = figures["notebooks"][stem]
-    wall, tuning = _duration(run["wall_seconds"]), _duration(run["recorded"]["fine_tune_seconds"])
-    from course_lib.machine import label
-
-    return (f"**Time.** In full mode the notebook took about {wall} on {label(run['machine'])} and at most "
-            f"{run['peak_memory_mib'] / 1024:.1f} GiB of memory, {tuning} of it the fine-tuning of section {section}. "
+    recorded = run["recorded"]
+    tuning = recorded.get("fine_tuning_seconds", recorded.get("fine_tune_seconds"))
+    measuring = recorded.get("measuring_seconds", 0.0)
+    budget = f", with the default budget of {recorded['budget']}," if "min" in str(recorded.get("budget", "")) else ""
+    spent = (f"{_duration(measuring + tuning)} of it measuring the machine and fine-tuning (section {section})"
+             if measuring else f"{_duration(tuning)} of it the fine-tuning of section {section}")
+    return (f"**Time.** In full mode{budget} the notebook took about {_duration(run['wall_seconds'])} on "
+            f"{_label(run['machine'])}, and at most {run['peak_memory_mib'] / 1024:.1f} GiB of memory, {spent}. "
             "Nothing in it needs a network.")
+
+
+def _qa_time(figures: dict) -> str:
+    return _time_sentence(figures, "07_qa", "7.4")
+
+
+def _qa_evaluation(figures: dict) -> str:
+    """07's evaluation in its recorded run: how long the samples took, what the whole split would, an interval."""
+    run = figures["notebooks"]["07_qa"]
+    recorded = run["recorded"]
+    read = sum(score["questions"] for score in recorded["scores"].values())
+    test = recorded["scores"]["SQuAD test (dev)"]
+    low, high = test["interval"]
+    whole = recorded["reading_seconds"] * 10570 / read
+    return (f"On {_label(run['machine'])}, the three samples, {read:,} questions, were read in "
+            f"{_duration(recorded['reading_seconds'])}; the whole test split would have taken about "
+            f"{_duration(whole)}. The {test['questions']:,} test questions scored F1 {test['f1']:.1f}, with a 95% "
+            f"interval from {low:.1f} to {high:.1f}: {high - low:.0f} points wide.")
 
 
 def _qa_pytorch_time(figures: dict) -> str:
@@ -141,7 +163,7 @@ def _qa_pytorch_vs_budget(figures: dict) -> str:
     recorded, budget = _qa_pytorch(figures), figures["reader"]["default"]
     test, ours = budget["test"], recorded["train_questions"]
     ratio = budget["questions"] / ours
-    text = (f"Assignment 7's default budget trains the same recipe with Keras's `fit` on {budget['questions']:,} "
+    text = (f"Assignment 7's `default` recipe, of fixed size, trains the same recipe with Keras's `fit` on {budget['questions']:,} "
             f"questions in {_duration(budget['fine_tuning_seconds'])} (on {_label(budget['machine'])}), and scores EM "
             f"{test['em']:.1f} and F1 "
             f"{test['f1']:.1f} on {test['questions']:,} questions of SQuAD dev.")
@@ -184,18 +206,32 @@ def _f1(run: dict, corpus: str, split: str = "validation") -> str:
 
 
 def _ner_frozen_layers(figures: dict) -> str:
-    recorded = figures["notebooks"]["06_ner"]["recorded"]
-    return (f"On {_machine(figures, '06_ner')} this recipe ({recorded['epochs']} epochs over "
-            f"{recorded['train_sentences']:,} sentences) fine-tuned in {_duration(recorded['fine_tune_seconds'])}, for "
-            f"a validation F1 of {recorded['real_validation_scores']['micro']['f1']:.3f} on the real-text corpus and "
-            f"{recorded['validation_scores']['micro']['f1']:.3f} on the course corpus. Section 6.9's recipe trains "
-            "every layer.")
+    """6.4's recorded run (the notebook's default budget) and the fixed recipe's bench figures, with their machines."""
+    run = figures["notebooks"]["06_ner"]
+    recorded, fixed = run["recorded"], figures["ner"]["notebook"]
+    scores = (f"a validation F1 of {recorded['real_validation_scores']['micro']['f1']:.3f} on the real-text corpus and "
+              f"{recorded['validation_scores']['micro']['f1']:.3f} on the course corpus")
+    if "min" in str(recorded.get("budget", "")):
+        passes = recorded["steps"] * 16 / recorded["train_sentences"]  # batches of 16 sentences (CONFIG)
+        text = (f"On {_label(run['machine'])}, the default budget of {recorded['budget']} trained "
+                f"{recorded['steps']:,} steps ({passes:.1f} passes over {recorded['train_sentences']:,} sentences) in "
+                f"{_duration(recorded['fine_tuning_seconds'])}, after {_duration(recorded['measuring_seconds'])} of "
+                f"measuring, for {scores}.")
+    else:
+        text = (f"On {_label(run['machine'])} this recipe ({recorded['epochs']} epochs over "
+                f"{recorded['train_sentences']:,} sentences) fine-tuned in "
+                f"{_duration(recorded['fine_tune_seconds'])}, for {scores}.")
+    return text + (f" The fixed recipe `\"default\"` ({fixed['epochs']} epochs, {fixed['steps']:,} steps) took "
+                   f"{_duration(fixed['seconds'])} on {_label(fixed['machine'])} (bench/ner_recipe.py), for "
+                   f"validation F1s of {_f1(fixed, 'real')} and {_f1(fixed, 'course')}. Section 6.9's recipe trains "
+                   "every layer.")
 
 
 def _ner_own_file(figures: dict) -> str:
     own, long = figures["ner"]["own-file"], figures["ner"]["own-file-long"]
     return (f"Measured with the real-text corpus standing in for your file ({own['train_sentences']:,} training "
-            f"sentences; its test split to score): `OWN_RECIPE`, {own['steps']:,} steps, reached a test F1 of "
+            f"sentences; its test split to score): {own['steps']:,} steps, every layer trained (`OWN_RECIPE`'s "
+            f"800 rounded up to whole epochs, as the notebook then did), reached a test F1 of "
             f"{_f1(own, 'real', 'test')} in {_duration(own['seconds'])} on {_label(own['machine'])}; a run "
             f"{long['steps'] / own['steps']:.0f} times as long ({long['steps']:,} steps, {_duration(long['seconds'])}) "
             f"reached {_f1(long, 'real', 'test')} "
@@ -208,6 +244,8 @@ RENDERERS: dict[str, Callable[[dict], str]] = {
     "ner-own-file": _ner_own_file,
     "reader-budgets": _reader_budgets,
     "reader-budgets-comment": _reader_budgets_comment,
+    "qa-time": _qa_time,
+    "qa-evaluation": _qa_evaluation,
     "qa-pytorch-time": _qa_pytorch_time,
     "qa-pytorch-run": _qa_pytorch_run,
     "qa-pytorch-vs-budget": _qa_pytorch_vs_budget,

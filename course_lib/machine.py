@@ -72,8 +72,8 @@ def label(machine: Mapping | None = None) -> str:
         if machine.get(key) is not None:
             vector.append(("with " if machine[key] else "without ") + name)
     vector_text = f" {', '.join(vector)}" if vector else ""
-    cpu = machine.get("cpu") or "CPU (model not recorded)"
-    return f"a {machine['cores']}-core {cpu}{vector_text}"
+    cpu = machine.get("cpu") or "CPU whose model was not recorded"
+    return f"a {machine['cores']}-core {cpu}{',' if vector_text and not machine.get('cpu') else ''}{vector_text}"
 
 
 def require_machine(figures: Mapping, where: str) -> None:
