@@ -74,7 +74,8 @@ def _reader_budgets_comment(figures: dict) -> str:
     best_em = min(em for _, _, em, _ in PUBLISHED)
     from course_lib.machine import label
 
-    text = (f"The `default` recipe's reader finds exactly the right words for {default['test']['em']:.0f} questions in 100 "
+    text = (f"The `default` recipe's reader finds exactly the right words for {default['test']['em']:.0f} questions "
+            f"in 100 "
             f"(F1 {default['test']['f1']:.1f}), after {_duration(default['fine_tuning_seconds'])} of fine-tuning on "
             f"{default['questions']:,} questions, on {label(default['machine'])}.")
     if "longer" in reader:
@@ -163,7 +164,8 @@ def _qa_pytorch_vs_budget(figures: dict) -> str:
     recorded, budget = _qa_pytorch(figures), figures["reader"]["default"]
     test, ours = budget["test"], recorded["train_questions"]
     ratio = budget["questions"] / ours
-    text = (f"Assignment 7's `default` recipe, of fixed size, trains the same recipe with Keras's `fit` on {budget['questions']:,} "
+    text = (f"Assignment 7's `default` recipe, of fixed size, trains the same recipe with Keras's `fit` on "
+            f"{budget['questions']:,} "
             f"questions in {_duration(budget['fine_tuning_seconds'])} (on {_label(budget['machine'])}), and scores EM "
             f"{test['em']:.1f} and F1 "
             f"{test['f1']:.1f} on {test['questions']:,} questions of SQuAD dev.")
