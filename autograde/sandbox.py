@@ -187,7 +187,7 @@ class SandboxKernel:
     # -- life cycle ----------------------------------------------------------------------------
     @property
     def channels(self) -> Path:
-        """The folders the grader and the kernel talk through (`kernel`: its sockets, `grading`: the agent's files),
+        """The folders the grader and the kernel talk through (`zmq`: its sockets, `grading`: the agent's files),
         beside the working folder, at the same path inside the sandbox. Only these two are writable there, and the
         kernel can neither rename nor replace them, so nothing the grader writes or deletes in them can be turned
         into a link to a file of the machine's."""
@@ -197,15 +197,20 @@ class SandboxKernel:
     def grading_folder(self) -> Path:
         return self.channels / "grading"
 
+    @property
+    def sockets_folder(self) -> Path:
+        return self.channels / "zmq"  # the kernel's sockets and connection file
+
     def start(self) -> None:
         self.work.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(self.channels, ignore_errors=True)  # fresh: what a killed kernel left there is not read
-        for folder in (self.channels / "kernel", self.grading_folder):
+        for folder in (self.sockets_folder, self.grading_folder):
             folder.mkdir(parents=True)
             hand_over(folder)
         self.channels.chmod(0o755)
-        channels = self.channels / "kernel"
-        manager = _SandboxKernelManager(transport="ipc", ip=str(channels / "socket"),
+        channels = self.sockets_folder
+        # Short names: a Unix socket's path may hold at most 107 bytes, and pytest's and instructors' folders are deep.
+        manager = _SandboxKernelManager(transport="ipc", ip=str(channels / "s"),
                                         connection_file=str(channels / "connection.json"))
         manager._kernel_spec = KernelSpec(argv=[], display_name="sandbox", language="python",
                                           interrupt_mode="message")
@@ -214,7 +219,7 @@ class SandboxKernel:
         manager.sandbox_argv = sandbox_command(self.work, python,
                                                kernel_env(self.work, threads=self.threads, declared=self.env),
                                                memory=self.memory, course_lib=self.course_lib,
-                                               channels=[self.channels / "kernel", self.grading_folder])
+                                               channels=[self.sockets_folder, self.grading_folder])
         manager.write_connection_file()
         hand_over(channels)  # the kernel's user reads its connection file and makes its sockets there
         hand_over(self.work)  # and writes here, beside the student's files

@@ -37,9 +37,11 @@ def test_durations_read_as_the_readme_writes_them(seconds, shown):
 
 def test_rows_are_rewritten_in_place():
     text = "intro\n| 07 | `07_qa` | a reader | 14 min | 3.7 GiB |\n| 09 | `09_x` | other | 1 s | 0.1 GiB |\n"
-    figures = {"07_qa": {"wall_seconds": 421.0, "peak_memory_mib": 2200}}
+    machine = {"cpu": "AMD EPYC", "cores": 2, "avx2": True, "avx512": False, "bf16": False, "tensorflow": "2.21.0"}
+    figures = {"07_qa": {"wall_seconds": 421.0, "peak_memory_mib": 2200, "machine": machine}}
     assert notebook_time.readme_with_figures(text, figures) == (
-        "intro\n| 07 | `07_qa` | a reader | 7 min | 2.1 GiB |\n| 09 | `09_x` | other | 1 s | 0.1 GiB |\n")
+        "intro\n| 07 | `07_qa` | a reader | 7 min (2-core AMD EPYC, no AVX-512) | 2.1 GiB |\n"
+        "| 09 | `09_x` | other | 1 s | 0.1 GiB |\n")
 
 
 def test_the_instructors_timing_table_is_the_recorded_grading_figures():
