@@ -4,6 +4,7 @@ annotations, and the stand-off file and data card written from them (the loader 
     python -m course_lib.ner.annotating verify SHEET ...     # a marked sheet's problems, all at once
     python -m course_lib.ner.annotating card                 # the counts and agreement into the data card
     python -m course_lib.ner.annotating check                # fail if the card's generated block is stale
+    python -m course_lib.ner.annotating consistency          # strings labelled two ways (course_lib.ner.consistency)
 
 A sheet holds one paragraph per block, a line `# para: <title> | <index>` and then one sentence per line, which
 the annotator marks in place `[TYPE words]`, as the course corpus's sources are marked (`course_lib.ner.corpus`).
@@ -282,6 +283,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
     import argparse
     import sys
 
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["consistency"]:  # its own options, parsed where the check lives
+        from course_lib.ner.consistency import main
+
+        return main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m course_lib.ner.annotating", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     verify = commands.add_parser("verify", help="check marked sheets against the installed text")
@@ -290,6 +296,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     adjudicate.add_argument("sheets", nargs="+")
     commands.add_parser("card", help="write the counts and agreement into the data card")
     commands.add_parser("check", help="fail if the data card's generated block differs from the annotations")
+    commands.add_parser("consistency", help="list strings labelled two ways; fail on any the guide does not list")
     args = parser.parse_args(argv)
     if args.command in ("card", "check"):
         from course_lib.data_cards import card_block, update_card
