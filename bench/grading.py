@@ -73,11 +73,14 @@ def run(stem: str, folder: Path, mode: str) -> float:
 
 def timing_table(figures: dict) -> str:
     """INSTRUCTORS.md's table of seconds per submission, one row per assignment of `figures`."""
-    lines = [f"| assignment | {' | '.join(COLUMNS.values())} | submissions | measured |",
-             f"| --- |{' --- |' * (len(COLUMNS) + 2)}"]
+    from course_lib.machine import short_label
+
+    lines = [f"| assignment | {' | '.join(COLUMNS.values())} | submissions | measured | machine |",
+             f"| --- |{' --- |' * (len(COLUMNS) + 3)}"]
     for stem, entry in sorted(figures.items()):
         seconds = " | ".join(f"{entry[mode]:.1f}" if mode in entry else "-" for mode in COLUMNS)
-        lines.append(f"| {stem} | {seconds} | {entry['submissions']} | {entry['measured']} |")
+        lines.append(f"| {stem} | {seconds} | {entry['submissions']} | {entry['measured']} | "
+                     f"{short_label(entry['machine'])} |")
     return "\n".join(lines)
 
 

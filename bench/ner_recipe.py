@@ -125,6 +125,8 @@ def main(argv=None) -> int:
         figures = json.loads(FIGURES.read_text()) if FIGURES.is_file() else {}
         measured = {key: row[key] for key in ("train", "epochs", "steps", "batch_size", "lr", "train_from",
                                               "train_sentences", "seconds", "peak_rss_gib")}
+        measured.update({key: planned[key] for key in ("budget", "predicted_seconds", "measuring_seconds")
+                         if key in planned})  # a budget's run: what it was given and what it expected
         measured.update({f"{split}_f1": value for split, value in scores.items()}, machine=describe())
         figures[args.record] = kept_beside(figures.get(args.record), measured)
         FIGURES.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")

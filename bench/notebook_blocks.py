@@ -67,29 +67,29 @@ def _duration(seconds: float) -> str:
 
 
 def _reader_budgets_comment(figures: dict) -> str:
-    from course_lib.qa.budgets import PUBLISHED
+    from course_lib.machine import label
+    from course_lib.published import SQUAD_V1_DEV
 
     reader = figures["reader"]
     default = reader["default"]
-    best_em = min(em for _, _, em, _ in PUBLISHED)
-    from course_lib.machine import label
-
     text = (f"The `default` recipe's reader finds exactly the right words for {default['test']['em']:.0f} questions "
-            f"in 100 "
-            f"(F1 {default['test']['f1']:.1f}), after {_duration(default['fine_tuning_seconds'])} of fine-tuning on "
-            f"{default['questions']:,} questions, on {label(default['machine'])}.")
+            f"in 100 (F1 {default['test']['f1']:.1f}), after {_duration(default['fine_tuning_seconds'])} of "
+            f"fine-tuning on {default['questions']:,} questions, on {label(default['machine'])}.")
     if "longer" in reader:
         longer = reader["longer"]
         text += (f" The `longer` budget, {longer['questions']:,} questions in "
                  f"{_duration(longer['fine_tuning_seconds'])}, reaches EM {longer['test']['em']:.1f} and F1 "
                  f"{longer['test']['f1']:.1f}.")
+    low, high = (min(SQUAD_V1_DEV, key=lambda result: result.scores["EM"]),
+                 max(SQUAD_V1_DEV, key=lambda result: result.scores["EM"]))
     return text + (
-        f" Published readers reach EM {best_em:.1f} and more, with a bigger budget on every count: encoders that are "
-        "deeper or wider, whose last training was language modelling (all-MiniLM-L6-v2's was sentence similarity, "
-        "which scores whole sentences rather than positions in them), fine-tuned on every training question for "
-        "several passes on accelerators. On this encoder the score keeps rising with the questions seen, so time "
-        "buys quality. Times depend on the machine: the same recipe took about half as long on a two-core CPU "
-        "with AVX-512, which is why the notebook measures yours before it trains.")
+        f" The published readers in the table score from EM {low.scores['EM']:.1f} ({low.system}, "
+        f"{low.source}) to {high.scores['EM']:.1f} ({high.system}, {high.source}) with a bigger budget on every "
+        "count: encoders that are deeper or wider, whose last training was language modelling (all-MiniLM-L6-v2's "
+        "was sentence similarity, which scores whole sentences rather than positions in them), fine-tuned on every "
+        "training question for several passes on accelerators. On this encoder the score keeps rising with the "
+        "questions seen, so time buys quality. Times depend on the machine, which is why the notebook measures "
+        "yours before it trains.")
 
 
 def _qa_pytorch(figures: dict) -> dict:
@@ -133,7 +133,56 @@ def _qa_evaluation(figures: dict) -> str:
     return (f"On {_label(run['machine'])}, the three samples, {read:,} questions, were read in "
             f"{_duration(recorded['reading_seconds'])}; the whole test split would have taken about "
             f"{_duration(whole)}. The {test['questions']:,} test questions scored F1 {test['f1']:.1f}, with a 95% "
-            f"interval from {low:.1f} to {high:.1f}: {high - low:.0f} points wide.")
+            f"interval from {low:.1f} to {high:.1f}: {high - low:.0f} points wide.{_qa_course_gap(recorded)}")
+
+
+def _overlap(first: dict, second: dict) -> str:
+    """Whether two scores' 95% intervals overlap, as a verb phrase."""
+    (low, high), (other_low, other_high) = first["interval"], second["interval"]
+    return "overlaps" if low <= other_high and other_low <= high else "does not overlap"
+
+
+def _qa_course_gap(recorded: dict) -> str:
+    """The course set's sample beside SQuAD's validation and test samples: its score, and which intervals overlap."""
+    scores = recorded["scores"]
+    course, validation, test = scores["course set, test"], scores["SQuAD validation"], scores["SQuAD test (dev)"]
+    (low, high), (other_low, other_high) = course["interval"], validation["interval"]
+    return (f" The course set's {course['questions']:,} questions scored F1 {course['f1']:.1f} ({low:.1f} to "
+            f"{high:.1f}) and SQuAD's {validation['questions']:,} validation questions F1 {validation['f1']:.1f} "
+            f"({other_low:.1f} to {other_high:.1f}): the course set's interval {_overlap(course, validation)} "
+            f"validation's and {_overlap(course, test)} the test sample's.")
+
+
+# Where a missed answer's span lay against SQuAD's answers' (course_lib.qa.demo.miss_kind), in words.
+DEMO_MISSES = {"empty": "no valid span", "longer": "its span holds one of SQuAD's answers and runs past it",
+               "shorter": "its span lies inside one of SQuAD's answers",
+               "overlapping": "its span shares part of one of SQuAD's answers, not all",
+               "elsewhere": "its span lies elsewhere in the paragraph, apart from SQuAD's answers"}
+
+
+def _qa_demo_misses(figures: dict) -> str:
+    """07's seeded demo (section 7.7) in its recorded run: how many drawn questions were right, by question word,
+    and each miss by its number in the notebook's list, with where its span lay (the record holds no SQuAD text)."""
+    run = figures["notebooks"]["07_qa"]
+    recorded = run["recorded"]
+    drawn = recorded["demo"]
+    rows = drawn["questions"]
+    kinds: dict[str, list[bool]] = {}
+    for row in rows:
+        kinds.setdefault(row["kind"], []).append(bool(row["em"]))
+    by_kind = ", ".join(f"*{kind}* {sum(marks)} of {len(marks)}"
+                        for kind, marks in sorted(kinds.items(), key=lambda item: (-len(item[1]), item[0])))
+    mean_f1 = 100 * sum(row["f1"] for row in rows) / len(rows)
+    text = (f"In the recorded run (full mode, `BUDGET = \"{recorded['budget']}\"`, on {_label(run['machine'])}), the "
+            f"reader answered {sum(1 for row in rows if row['em'])} of the {len(rows)} drawn questions (seed "
+            f"{drawn['seed']}) exactly as one of SQuAD's answers, with a mean F1 of {mean_f1:.1f}. By the question's "
+            f"first wh-word, right of asked: {by_kind}.")
+    misses = [f"- question {number} (*{row['kind']}*, {row['title'].replace('_', ' ')}): "
+              f"{DEMO_MISSES[row['miss']]}; F1 {row['f1']:.2f}"
+              for number, row in enumerate(rows, 1) if not row["em"]]
+    if not misses:
+        return text + " It missed none."
+    return text + " Its misses, numbered as in the list above:\n\n" + "\n".join(misses)
 
 
 def _qa_pytorch_time(figures: dict) -> str:
@@ -208,46 +257,75 @@ def _f1(run: dict, corpus: str, split: str = "validation") -> str:
 
 
 def _ner_frozen_layers(figures: dict) -> str:
-    """6.4's recorded run (the notebook's default budget) and the fixed recipe's bench figures, with their machines."""
+    """6.4's recorded run, the notebook's default budget, with its machine (the estimate table that the cell prints
+    gives the fixed recipe's time on the learner's own machine)."""
     run = figures["notebooks"]["06_ner"]
-    recorded, fixed = run["recorded"], figures["ner"]["notebook"]
+    recorded = run["recorded"]
     scores = (f"a validation F1 of {recorded['real_validation_scores']['micro']['f1']:.3f} on the real-text corpus and "
               f"{recorded['validation_scores']['micro']['f1']:.3f} on the course corpus")
-    if "min" in str(recorded.get("budget", "")):
-        passes = recorded["steps"] * 16 / recorded["train_sentences"]  # batches of 16 sentences (CONFIG)
-        text = (f"On {_label(run['machine'])}, the default budget of {recorded['budget']} trained "
-                f"{recorded['steps']:,} steps ({passes:.1f} passes over {recorded['train_sentences']:,} sentences) in "
-                f"{_duration(recorded['fine_tuning_seconds'])}, after {_duration(recorded['measuring_seconds'])} of "
-                f"measuring, for {scores}.")
-    else:
-        text = (f"On {_label(run['machine'])} this recipe ({recorded['epochs']} epochs over "
-                f"{recorded['train_sentences']:,} sentences) fine-tuned in "
-                f"{_duration(recorded['fine_tune_seconds'])}, for {scores}.")
-    return text + (f" The fixed recipe `\"default\"` ({fixed['epochs']} epochs, {fixed['steps']:,} steps) took "
-                   f"{_duration(fixed['seconds'])} on {_label(fixed['machine'])} (bench/ner_recipe.py), for "
-                   f"validation F1s of {_f1(fixed, 'real')} and {_f1(fixed, 'course')}. Section 6.9's recipe trains "
-                   "every layer.")
+    passes = recorded["steps"] * 16 / recorded["train_sentences"]  # batches of 16 sentences (CONFIG)
+    return (f"On {_label(run['machine'])}, the default budget of {recorded['budget']} trained "
+            f"{recorded['steps']:,} steps ({passes:.1f} passes over {recorded['train_sentences']:,} sentences) in "
+            f"{_duration(recorded['fine_tuning_seconds'])} (predicted {_duration(recorded['predicted_seconds'])}), "
+            f"after {_duration(recorded['measuring_seconds'])} of measuring, for {scores}.")
 
 
 def _ner_own_file(figures: dict) -> str:
-    own, long = figures["ner"]["own-file"], figures["ner"]["own-file-long"]
+    """6.9's budget, measured by bench/ner_recipe.py with the real-text corpus standing in for a learner's file."""
+    own = figures["ner"]["own-file"]
     return (f"Measured with the real-text corpus standing in for your file ({own['train_sentences']:,} training "
-            f"sentences; its test split to score): {own['steps']:,} steps, every layer trained (`OWN_RECIPE`'s "
-            f"800 rounded up to whole epochs, as the notebook then did), reached a test F1 of "
-            f"{_f1(own, 'real', 'test')} in {_duration(own['seconds'])} on {_label(own['machine'])}; a run "
-            f"{long['steps'] / own['steps']:.0f} times as long ({long['steps']:,} steps, {_duration(long['seconds'])}) "
-            f"reached {_f1(long, 'real', 'test')} "
-            f"(`bench/ner_recipe.py --train real --steps N --train-from 0 --lr {own['lr']:g} --test`).")
+            f"sentences; its test split to score), on {_label(own['machine'])}: the default budget of "
+            f"{own['budget']} trained {own['steps']:,} steps, every layer, in {_duration(own['seconds'])} "
+            f"(predicted {_duration(own['predicted_seconds'])}, after {_duration(own['measuring_seconds'])} of "
+            f"measuring), and reached a test F1 of {_f1(own, 'real', 'test')} (`bench/ner_recipe.py --train real "
+            f"--budget \"{own['budget']}\" --steps 800 --train-from 0 --lr {own['lr']:g} --test`).")
+
+
+def _transformer_time(figures: dict) -> str:
+    """04's **Long runs.** sentence: its recorded training and whole-notebook times, with the machine."""
+    run = figures["notebooks"]["04_transformer"]
+    recorded = run["recorded"]
+    return (f"**Long runs.** In full mode, training ({recorded['training_steps']:,} steps on "
+            f"{recorded['training_examples']:,} dates) took {_duration(recorded['training_seconds'])} and the whole "
+            f"notebook {_duration(run['wall_seconds'])} on {_label(run['machine'])}, with at most "
+            f"{run['peak_memory_mib'] / 1024:.1f} GiB of memory.")
+
+
+def _published_conll_features(figures: dict) -> str:
+    """05's sentence on which layer's vectors tag best: the BERT paper's feature-based rows."""
+    from course_lib.published import CONLL_FEATURES
+
+    score = CONLL_FEATURES.scores
+    return (f"Which layer's vectors are best for a task is an empirical question. For named-entity recognition on "
+            f"CoNLL-2003, Devlin et al. report a dev F1 of {score['first layer (embeddings)']:.1f} with the first "
+            f"layer's vectors, {score['last hidden layer']:.1f} with the last, "
+            f"{score['second-to-last hidden layer']:.1f} with the second-to-last, and "
+            f"{score['concatenation of the last four']:.1f} by concatenating the last four (BERT-base, features "
+            f"without fine-tuning; {CONLL_FEATURES.source}).")
+
+
+def _published_conll_fine_tuned(figures: dict) -> str:
+    """06's sentence on what BERT-base reaches on CoNLL-2003 when the whole encoder is fine-tuned."""
+    from course_lib.published import CONLL_FINE_TUNED
+
+    score = CONLL_FINE_TUNED.scores
+    return (f"The lecture's CoNLL-2003 figures for BERT-base fine-tuned whole (cased, 12 layers) are "
+            f"{score['dev F1']:.1f} F1 on the development set and {score['test F1']:.1f} on the test set "
+            f"({CONLL_FINE_TUNED.source}, averaged over five restarts).")
 
 
 RENDERERS: dict[str, Callable[[dict], str]] = {
+    "transformer-time": _transformer_time,
     "ner-time": _ner_time,
     "ner-frozen-layers": _ner_frozen_layers,
     "ner-own-file": _ner_own_file,
     "reader-budgets": _reader_budgets,
+    "published-conll-features": _published_conll_features,
+    "published-conll-fine-tuned": _published_conll_fine_tuned,
     "reader-budgets-comment": _reader_budgets_comment,
     "qa-time": _qa_time,
     "qa-evaluation": _qa_evaluation,
+    "qa-demo-misses": _qa_demo_misses,
     "qa-pytorch-time": _qa_pytorch_time,
     "qa-pytorch-run": _qa_pytorch_run,
     "qa-pytorch-vs-budget": _qa_pytorch_vs_budget,

@@ -44,7 +44,7 @@ def test_the_table_puts_each_recorded_budget_beside_published_readers(tmp_path):
     table = budgets.figures_markdown(kept).splitlines()
     assert table[2] == ("| this course's reader, recipe `default` (100 questions) | all-MiniLM-L6-v2, 6 layers, "
                         "hidden 384 | 4 min 50 s on a 2-core AMD EPYC with AVX2, without AVX-512 | 52.2 | 63.0 |")
-    assert [row.split(" | ")[-2:] for row in table[3:]] == [["80.8", "88.5 |"], ["79.1", "86.9 |"], ["77.6", "85.7 |"]]
+    assert table[3:] == budgets.figures_markdown({}).splitlines()[2:]  # then the published readers (test_published)
 
 
 def test_a_budget_without_test_scores_is_left_out_of_the_table():

@@ -75,7 +75,7 @@ def test_a_block_is_rendered_between_its_markers_and_an_unknown_one_is_named():
     text = "before\n<!-- figures: reader-budgets -->\nold\n<!-- end figures -->\nafter"
     rendered = notebook_blocks.rewrite(text, {"reader": {}, "notebooks": {}})
     assert rendered.startswith("before\n<!-- figures: reader-budgets -->\n| reader |")
-    assert rendered.endswith("| 85.7 |\n<!-- end figures -->\nafter")
+    assert rendered.endswith("| 86.9 |\n<!-- end figures -->\nafter")
     with pytest.raises(notebook_blocks.BlockError, match="'nothing', which has no renderer"):
         notebook_blocks.rewrite("<!-- figures: nothing -->\n\n<!-- end figures -->", {})
     with pytest.raises(notebook_blocks.BlockError, match="never recorded"):
@@ -117,3 +117,54 @@ def test_a_figure_from_another_kind_of_machine_is_kept_beside_not_written_over()
     assert second["seconds"] == 600 and second["other_machines"] == [first]
     third = kept_beside(second, {"seconds": 1290, "machine": here})  # the same kind again: replaces its own
     assert third["seconds"] == 1290 and third["other_machines"] == [{"seconds": 600, "machine": there}]
+
+
+MACHINE = {"cpu": "AMD EPYC", "cores": 2, "avx2": True, "avx512": False, "bf16": False, "tensorflow": "2.21.0"}
+
+
+def test_the_demo_misses_are_counted_by_question_word_and_named_by_number():
+    """07's qa-demo-misses block: the drawn questions' tally and each miss, from the record alone (no SQuAD text)."""
+    import notebook_blocks
+
+    from course_lib.qa import demo
+
+    assert set(notebook_blocks.DEMO_MISSES) == set(demo.MISSES), "every kind of miss the demo records has its words"
+    rows = [{"id": "a", "title": "Super_Bowl_50", "kind": "what", "em": 1.0, "f1": 1.0, "miss": ""},
+            {"id": "b", "title": "Super_Bowl_50", "kind": "why", "em": 0.0, "f1": 0.5, "miss": "longer"},
+            {"id": "c", "title": "Warsaw", "kind": "what", "em": 0.0, "f1": 0.0, "miss": "elsewhere"},
+            {"id": "d", "title": "Warsaw", "kind": "who", "em": 1.0, "f1": 1.0, "miss": ""}]
+    run = {"machine": MACHINE, "recorded": {"budget": "10 min", "demo": {"seed": 2026, "questions": rows}}}
+    figures = {"notebooks": {"07_qa": run}}
+    assert notebook_blocks.RENDERERS["qa-demo-misses"](figures) == (
+        "In the recorded run (full mode, `BUDGET = \"10 min\"`, on a 2-core AMD EPYC with AVX2, without AVX-512), "
+        "the reader answered 2 of the 4 drawn questions (seed 2026) exactly as one of SQuAD's answers, with a mean "
+        "F1 of 62.5. By the question's first wh-word, right of asked: *what* 1 of 2, *who* 1 of 1, *why* 0 of 1. Its "
+        "misses, numbered as in the list above:\n\n"
+        "- question 2 (*why*, Super Bowl 50): its span holds one of SQuAD's answers and runs past it; F1 0.50\n"
+        "- question 3 (*what*, Warsaw): its span lies elsewhere in the paragraph, apart from SQuAD's answers; F1 0.00")
+    run["recorded"]["demo"]["questions"] = [rows[0], rows[3]]
+    assert notebook_blocks.RENDERERS["qa-demo-misses"](figures).endswith(
+        "*what* 1 of 1, *who* 1 of 1. It missed none.")
+    del run["recorded"]["demo"]
+    with pytest.raises(notebook_blocks.BlockError, match="qa-demo-misses.*never recorded.*'demo'"):
+        notebook_blocks.rewrite("<!-- figures: qa-demo-misses -->\n\n<!-- end figures -->", figures)
+
+
+@pytest.mark.parametrize("course_interval, verbs", [
+    ([33.0, 43.0], "overlaps validation's and does not overlap"),
+    ([46.0, 50.0], "overlaps validation's and overlaps"),
+    ([20.0, 30.0], "does not overlap validation's and does not overlap"),
+])
+def test_the_course_set_is_set_beside_squads_validation_and_test_samples(course_interval, verbs):
+    import notebook_blocks
+
+    def score(f1, questions, interval):
+        return {"exact_match": f1 - 10, "f1": f1, "questions": questions, "interval": interval}
+
+    scores = {"SQuAD validation": score(43.0, 200, [37.0, 49.0]), "SQuAD test (dev)": score(50.0, 300, [45.0, 55.0]),
+              "course set, test": score(38.0, 200, course_interval)}
+    figures = {"notebooks": {"07_qa": {"machine": MACHINE, "recorded": {"reading_seconds": 70.0, "scores": scores}}}}
+    low, high = course_interval
+    assert notebook_blocks.RENDERERS["qa-evaluation"](figures).endswith(
+        f"10 points wide. The course set's 200 questions scored F1 38.0 ({low:.1f} to {high:.1f}) and SQuAD's 200 "
+        f"validation questions F1 43.0 (37.0 to 49.0): the course set's interval {verbs} the test sample's.")

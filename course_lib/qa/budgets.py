@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from course_lib.published import SQUAD_V1_DEV
 from course_lib.time_budget import duration, parse_budget
 
 FIGURES = Path(__file__).resolve().parent / "data" / "reader_figures.json"
@@ -50,14 +51,6 @@ def recipe(budget: str = "default", *, fast: bool = False) -> dict:
         base["questions"] = None  # chosen from this machine's measured speed (training_plan.plan_reader)
     return {"budget": str(chosen), **base, **(FAST if fast else {})}
 
-# SQuAD v1.1 dev, exact match / F1, as their papers report them.
-PUBLISHED = (
-    ("BERT-base (Devlin et al., 2019)", "12 layers, hidden 768", 80.8, 88.5),
-    ("DistilBERT (Sanh et al., 2019)", "6 layers, hidden 768", 79.1, 86.9),
-    ("MiniLM-L12-H384 (Wang et al., 2020)", "12 layers, hidden 384", 77.6, 85.7),
-)
-
-
 def read_figures(path: Path = FIGURES) -> dict:
     """What the bench measured for each budget ({} before the first --record)."""
     return json.loads(path.read_text()) if path.is_file() else {}
@@ -93,6 +86,8 @@ def figures_markdown(figures: dict | None = None) -> str:
         lines.append(f"| {reader} | all-MiniLM-L6-v2, 6 layers, hidden 384 | "
                      f"{duration(row['fine_tuning_seconds'])} on {label(row['machine'])} | "
                      f"{row['test']['em']:.1f} | {row['test']['f1']:.1f} |")
-    for name, encoder, em, f1 in PUBLISHED:
-        lines.append(f"| {name} | {encoder} | on GPUs or TPUs | {em:.1f} | {f1:.1f} |")
+    for result in SQUAD_V1_DEV:
+        reader = f"{result.system}: {result.note}" if result.note else result.system
+        lines.append(f"| {reader} ({result.source}) | {result.encoder} | on GPUs or TPUs | "
+                     f"{result.scores['EM']:.1f} | {result.scores['F1']:.1f} |")
     return "\n".join(lines)
