@@ -258,6 +258,28 @@ def test_predictions_in_the_arrays_order(tiny_run):
     assert np.mean(predicted[labelled] == arrays["labels"][labelled]) > 0.5
 
 
+
+class LabelByTokenId:
+    """A stand-in model: the most likely label of a token is its id modulo the number of labels."""
+
+    def predict_on_batch(self, inputs):
+        return np.eye(len(LABELS))[np.asarray(inputs["token_ids"]) % len(LABELS)]
+
+
+def test_word_tags_come_from_each_words_first_token_and_cut_words_are_o(tokenizer):
+    arrays = encoding.encode_sentences(tokenizer, SENTENCES, label_to_id=LABEL_TO_ID, align=first_piece,
+                                       max_length=6, verbose=False)  # the first sentence loses its last words
+    tags = training.predict_word_tags(LabelByTokenId(), arrays, SENTENCES, batch_size=2)
+    for sentence, found, ids, word_ids in zip(SENTENCES, tags, arrays["token_ids"], arrays["word_ids"], strict=True):
+        first = {}  # each word's first token, from the tokenizer's word ids rather than the labels
+        for position, word in enumerate(word_ids):
+            if word is not None:
+                first.setdefault(word, position)
+        assert found == [LABELS[ids[first[w]] % len(LABELS)] if w in first else "O"
+                         for w in range(len(sentence.tokens))]
+    assert len(tags[0]) == len(SENTENCES[0].tokens) and tags[0][-2:] == ["O", "O"]
+    assert len({tag for sentence in tags for tag in sentence}) > 2  # the stand-in's labels are not all O
+
 def test_learning_curves_plot(tiny_run):
     import matplotlib.pyplot as plt
 

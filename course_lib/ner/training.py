@@ -4,12 +4,13 @@
 - `fine_tune`: course_lib.finetuning.fine_tune (AdamW, warm-up then linear decay, batches of similar lengths), with
   token accuracy as its metric.
 - `predict_labels`: the most likely label id of every token, in the arrays' order and shape.
+- `predict_word_tags`: the model's IOB2 tag for every word, read from the word's first token.
 - `epochs_for_steps`: the epochs a recipe set in optimizer steps needs on a file of a given size.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import keras
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 from course_lib import finetuning
 from course_lib.finetuning import batch_plan, lengths_of
 from course_lib.heads import INPUT_NAMES
+from course_lib.ner import LABELS
 from course_lib.ner.encoding import IGNORE
 
 
@@ -53,3 +55,15 @@ def predict_labels(model, arrays: Mapping, batch_size: int = 64, *, bucket: int 
         logits = model.predict_on_batch({name: values[rows, :width] for name, values in inputs.items()})
         predicted[rows, :width] = np.argmax(np.asarray(logits), axis=-1)
     return predicted
+
+
+def predict_word_tags(model, arrays: Mapping, sentences: Sequence, *, labels: Sequence[str] = LABELS,
+                      batch_size: int = 64) -> list[list[str]]:
+    """The model's tag for every word of `sentences`, encoded in `arrays` by encode_sentences: the label of each
+    word's first token (where arrays["labels"] is not -100). A sentence cut at max_length lost its last words before
+    the model saw them; they count as O, so that every sentence gets one tag per word."""
+    label_ids = predict_labels(model, arrays, batch_size=batch_size)
+    first_tokens = np.asarray(arrays["labels"]) != IGNORE
+    tags = [[labels[i] for i in row[keep]] for row, keep in zip(label_ids, first_tokens, strict=True)]
+    return [found + ["O"] * (len(sentence.tokens) - len(found))
+            for found, sentence in zip(tags, sentences, strict=True)]
