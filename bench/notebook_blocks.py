@@ -84,7 +84,7 @@ def _reader_budgets_comment(figures: dict) -> str:
                  max(SQUAD_V1_DEV, key=lambda result: result.scores["EM"]))
     return text + (
         f" The published readers in the table score from EM {low.scores['EM']:.1f} ({low.system}, "
-        f"{low.source}) to {high.scores['EM']:.1f} ({high.system}, {high.source}) with a bigger budget on every "
+        f"{low.source}) to {high.scores['EM']:.1f} ({high.system}, {high.source}), with a bigger budget on every "
         "count: encoders that are deeper or wider, whose last training was language modelling (all-MiniLM-L6-v2's "
         "was sentence similarity, which scores whole sentences rather than positions in them), fine-tuned on every "
         "training question for several passes on accelerators. On this encoder the score keeps rising with the "
