@@ -1,4 +1,7 @@
-"""The course's nbgrader settings, applied to any course root (the repository or a temporary one)."""
+"""The course itself: its name, folders and assignments, what its instructors may set, and where nbgrader finds it.
+
+Every module of autograde may import this one, and it imports none of them; nbgrader's full settings, which name the
+grader's parts, are autograde/nbgrader_settings.py."""
 
 from __future__ import annotations
 
@@ -57,62 +60,28 @@ def make_exchange(path: Path) -> Path:
     return path
 
 
-class AssignmentRecorder:
-    """nbgrader's pre-convert hook of autograde: records the assignment in the gradebook the configuration names
-    (read when called: a caller may point the configuration at another database after `apply`) if it is not there."""
-
-    def __init__(self, config):
-        self.config = config
-
-    def __call__(self, assignment: str, student: str, notebooks: list[str]) -> None:
-        from autograde.course_grading import record_assignment
-
-        record_assignment(assignment, self.config.CourseDirectory.db_url)
-
-
 def list_assignments(source: Path = REPO_ROOT / SOURCE_DIRECTORY) -> list[str]:
     """Assignment stems (`NN_topic`) that have a source notebook of the same name."""
     return sorted(p.name for p in source.iterdir() if (p / f"{p.name}.ipynb").is_file())
 
 
-def apply(c, root: Path, *, cell_timeout: int = 300) -> None:
-    """Set the course's nbgrader options on the traitlets config `c`, rooted at `root`."""
+def db_url(root: Path) -> str:
+    """The gradebook of the course rooted at `root`: COURSE_DB_URL (another database, a PostgreSQL server's for a
+    course several instructors grade, INSTRUCTORS.md), else `.nbgrader/gradebook.db` there, out of the tracked tree."""
+    return os.environ.get("COURSE_DB_URL") or f"sqlite:///{Path(root).resolve() / '.nbgrader' / 'gradebook.db'}"
+
+
+def apply_layout(c, root: Path) -> None:
+    """Where the course is and what nbgrader's release writes, on the traitlets config `c`: all that recording an
+    assignment in the gradebook needs (autograde/gradebook.py). autograde/nbgrader_settings.py adds the rest."""
     root = Path(root).resolve()
     c.CourseDirectory.root = str(root)
     c.CourseDirectory.course_id = COURSE_ID
     c.CourseDirectory.source_directory = SOURCE_DIRECTORY
     c.CourseDirectory.release_directory = RELEASE_DIRECTORY
-    # The gradebook is generated state: keep it out of the tracked tree. COURSE_DB_URL names another database, a
-    # PostgreSQL server's for a course several instructors grade (INSTRUCTORS.md).
     (root / ".nbgrader").mkdir(exist_ok=True)
-    c.CourseDirectory.db_url = os.environ.get("COURSE_DB_URL") or f"sqlite:///{root / '.nbgrader' / 'gradebook.db'}"
+    c.CourseDirectory.db_url = db_url(root)
     c.CourseDirectory.ignore = list(NOT_COURSE_FILES)
     c.Exchange.root = str(make_exchange(exchange_root(root)))
-
     c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
     c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
-
-    # One grader whichever button is pressed: nbgrader's autograde (the command, the formgrader's button, and the
-    # recording step of `make grade`) gets its verdicts from the course's sandboxed grader, never from running
-    # the test cells in the student's kernel. nbgrader's default steps otherwise, with Execute replaced.
-    # A submitted file that is not a notebook is read as a stand-in saying so, graded as `make grade` grades it,
-    # instead of stopping nbgrader with a traceback and removing the earlier result (autograde/unreadable.py).
-    c.Autograde.exporter_class = "autograde.unreadable.CourseExporter"
-    # `nbgrader autograde` before any `generate_assignment`: the assignment is recorded first, as `make grade` does.
-    c.Autograde.pre_convert_hook = AssignmentRecorder(c)
-    c.Autograde.autograde_preprocessors = [
-        "autograde.course_grading.CourseGrading", "nbconvert.preprocessors.ClearMetadataPreprocessor",
-        "nbgrader.preprocessors.LimitOutput", "nbgrader.preprocessors.SaveAutoGrades",
-        "nbgrader.preprocessors.AssignLatePenalties", "nbgrader.preprocessors.CheckCellMetadata"]
-    c.Execute.timeout = cell_timeout
-    c.Execute.interrupt_on_timeout = True
-    c.IgnorePattern.enabled = True
-    c.IgnorePattern.pattern = IGNORED_STDERR_PATTERN
-    # A learner who deletes a test cell gets it back, graded, instead of silently losing it.
-    c.OverwriteCells.add_missing_cells = True
-    c.Autograde.create_student = True
-    # Feedback pages: the grader's note without its flags unless SHOW_FLAGS_TO_STUDENTS (autograde/feedback.py).
-    c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades",
-                                        "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-                                        "autograde.feedback.StudentNote"]
-    c.StudentNote.show_flags = SHOW_FLAGS_TO_STUDENTS

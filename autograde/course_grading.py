@@ -1,6 +1,6 @@
 """nbgrader's autograde step, done by the course's grader: whichever button or command starts it.
 
-`autograde.course.apply` puts `CourseGrading` where nbgrader's `Execute` was, so `nbgrader autograde`, the
+`autograde.nbgrader_settings.apply` puts `CourseGrading` where nbgrader's `Execute` was, so `nbgrader autograde`, the
 formgrader's Autograde button and `make grade` all give the verdicts of autograde/judge.py: the notebook runs in
 the sandboxed kernel, the hidden checks judge each function from outside it. nbgrader's own path (the test cells
 run inside the student's kernel) never runs: a solution cell that rebinds a check gains nothing.
@@ -35,9 +35,11 @@ import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Unicode
 
+from autograde import confinement
+from autograde.grader_note import STATUS_CELL_ID, status_cell
 from autograde.judge import Limits, StudentResult, empty_result, with_results
+from autograde.roster import name_students
 
-STATUS_CELL_ID = "course-grading-status"
 KEPT = ".nbgrader/autograded-kept"  # in the course root: each submission's last graded notebook
 
 
@@ -100,8 +102,6 @@ class CourseGrading(NbGraderPreprocessor):
         formgrader would list "None, None"; a roster given to `make formgrader` or `make grade` named the others)."""
         from nbgrader.api import Gradebook
 
-        from autograde.roster import name_students
-
         info = resources["nbgrader"]
         with Gradebook(info["db_url"]) as gradebook:
             notebook = gradebook.find_submission_notebook(info["notebook"], info["assignment"], info["student"])
@@ -110,46 +110,15 @@ class CourseGrading(NbGraderPreprocessor):
         name_students(info["db_url"], students=[info["student"]])
 
 
-def record_assignment(stem: str, db_url: str) -> None:
-    """Record `stem` (its notebooks, graded cells and points) in the gradebook unless it is there: nbgrader's autograde
-    refuses an assignment that `generate_assignment` never recorded (autograde/gradebook.py records it without
-    touching notebooks/)."""
-    from nbgrader.api import Gradebook, MissingEntry
-
-    from autograde.gradebook import locked_record
-
-    with Gradebook(db_url) as gradebook:
-        try:
-            gradebook.find_assignment(stem)
-            return
-        except MissingEntry:
-            pass
-    refused = locked_record([stem], db_url)
-    if refused:
-        raise RuntimeError(f"the gradebook refused {stem}: {refused[stem].strip().splitlines()[-1:]}")
-
-
 @functools.lru_cache(maxsize=1)
 def read_results(path: str, mtime: int) -> dict:
     """A batch's results, read once for all its students (the file's time tells a new batch from the last)."""
     return json.loads(Path(path).read_text())
 
 
-def status_cell(result: StudentResult, how: str):
-    """The note at the top of the graded notebook: who graded it, and the status items one per line."""
-    items = [item.strip() for item in result.status.split(";") if item.strip()]
-    lines = [f"**Graded by the course's grader** ({how}): {result.score:g} / {result.max_score:g} points."]
-    lines += [f"- {item}" for item in items if item != "graded"]
-    cell = nbformat.v4.new_markdown_cell("\n".join(lines))
-    cell["id"] = STATUS_CELL_ID
-    return cell
-
-
 def grade_elsewhere(stem: str, student: str, folder: Path, seed: int, *, timeout: float) -> StudentResult:
     """`grade.grade_files` on `folder` in a fresh Python process; a failure becomes a zero naming it."""
-    from autograde.confinement import sandbox_check
-
-    problem = sandbox_check()
+    problem = confinement.sandbox_check()  # looked up when called: tests stand in for it
     if problem:
         raise GraderUnavailable(f"cannot grade {student}: {problem}")
     with tempfile.TemporaryDirectory(prefix="course-grading-") as tmp:
@@ -169,6 +138,8 @@ def grade_elsewhere(stem: str, student: str, folder: Path, seed: int, *, timeout
 
 
 def _grade_task(task: Path) -> None:
+    # Not at the top: grading loads the checks' TensorFlow, which only this process needs, never the Jupyter server
+    # that loads CourseGrading.
     from autograde.grade import grade_files, read_submission
 
     data = json.loads(task.read_text())

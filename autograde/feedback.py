@@ -16,6 +16,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool
 
 from autograde import registry
+from autograde.grader_note import without_flags
 from course_lib import notebooks
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -43,19 +44,14 @@ def page_settings(config) -> None:
 
 
 class StudentNote(NbGraderPreprocessor):
-    """generate_feedback's step for the grader's note on top (autograde/course_grading.py, `status_cell`): without its
+    """generate_feedback's step for the grader's note on top (autograde/grader_note.py): without its
     `flagged:` items unless the course shows them (autograde/course.py, SHOW_FLAGS_TO_STUDENTS)."""
 
     show_flags = Bool(False, help="Show the grader's flagged: notes on students' feedback pages").tag(config=True)
 
     def preprocess(self, nb, resources):
-        from autograde.course_grading import STATUS_CELL_ID
-
         if not self.show_flags:
-            for cell in nb.cells:
-                if cell.get("id") == STATUS_CELL_ID:
-                    lines = cell.source.splitlines()
-                    cell.source = "\n".join(line for line in lines if not line.startswith("- flagged:"))
+            without_flags(nb)
         return nb, resources
 
 

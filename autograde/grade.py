@@ -37,11 +37,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograde import confinement
 from autograde.collect import CollectError, choose_notebook, collect, walk
 from autograde.course import course_root, list_assignments
 from autograde.gradebook import course_db_url, gradebook_lock
 from autograde.judge import MAX_EXTRA_BYTES, Limits, StudentResult, empty_result, grade_submission, max_points
 from autograde.record import TIMESTAMP, lateness, record_batch
+from autograde.report import write_report
 from autograde.roster import Roster, RosterError, name_students, read_roster
 from course_lib.notebooks import MAX_NOTEBOOK_BYTES
 
@@ -237,8 +239,6 @@ def grade_batch(stem: str, submissions: Path, out: Path, *, workers: int = 1, sc
                                 for student, why in collected.refused.items()], key=lambda r: r.student)
     write_csvs(stem, results, out)
     _write_timing(results, out, time.monotonic() - started)
-    from autograde.report import write_report
-
     try:  # the grades are written: a report that cannot be made is said, never a lost batch
         log(f"report: {write_report(out)}")
     except Exception as error:
@@ -346,9 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     except RosterError as error:
         print(f"cannot grade: {error}", file=sys.stderr)
         return 2
-    from autograde.confinement import sandbox_check
-
-    problem = sandbox_check()
+    problem = confinement.sandbox_check()  # looked up when called: tests stand in for it
     if problem:
         print(f"cannot grade: {problem}", file=sys.stderr)
         return 2

@@ -23,18 +23,15 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from autograde.course import apply, course_root, list_assignments
+from autograde import course
+from autograde.course import apply_layout, course_root, list_assignments
 from autograde.nbgrader_runner import make_course_root
 from autograde.roster import RosterError, name_students, read_roster
 
 
 def course_db_url(root: Path | None = None) -> str:
     """The gradebook the course's nbgrader configuration (autograde/nbgrader_config.py) uses."""
-    from traitlets.config import Config
-
-    config = Config()
-    apply(config, root or course_root())
-    return config.CourseDirectory.db_url
+    return course.db_url(root or course_root())
 
 
 def record(assignments: list[str], db_url: str) -> dict[str, str]:
@@ -51,7 +48,7 @@ def record(assignments: list[str], db_url: str) -> dict[str, str]:
     with tempfile.TemporaryDirectory(prefix="course-gradebook-") as tmp:
         root = make_course_root(Path(tmp), assignments)
         config = Config()
-        apply(config, root)
+        apply_layout(config, root)  # generate_assignment's settings: the grader's are not needed to record
         config.CourseDirectory.db_url = db_url
         config.GenerateAssignment.create_assignment = True
         for stem in assignments:
@@ -85,6 +82,34 @@ def locked_record(assignments: list[str], db_url: str) -> dict[str, str]:
     """`record` while holding the gradebook's lock."""
     with gradebook_lock(db_url):
         return record(assignments, db_url)
+
+
+def record_assignment(stem: str, db_url: str) -> None:
+    """Record `stem` in the gradebook unless it is there: nbgrader's autograde refuses an assignment that
+    `generate_assignment` never recorded."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(db_url) as gradebook:
+        try:
+            gradebook.find_assignment(stem)
+            return
+        except MissingEntry:
+            pass
+    refused = locked_record([stem], db_url)
+    if refused:
+        raise RuntimeError(f"the gradebook refused {stem}: {refused[stem].strip().splitlines()[-1:]}")
+
+
+class AssignmentRecorder:
+    """nbgrader's pre-convert hook for autograde (autograde/nbgrader_settings.py): records the assignment in the
+    gradebook the configuration names, read when called (a caller may point the configuration at another database
+    after `apply`)."""
+
+    def __init__(self, config):
+        self.config = config
+
+    def __call__(self, assignment: str, student: str, notebooks: list[str]) -> None:
+        record_assignment(assignment, self.config.CourseDirectory.db_url)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 from autograde.course import NOT_COURSE_FILES, REPO_ROOT, SOURCE_DIRECTORY
 
 CONFIG_TEMPLATE = """\
-from autograde.course import apply
+from autograde.nbgrader_settings import apply
 apply(get_config(), {root!r}, cell_timeout={cell_timeout})
 """
 

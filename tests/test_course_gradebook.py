@@ -37,9 +37,9 @@ import autograde.grade
 import autograde.gradebook
 from autograde import registry
 from autograde.course import COURSE_ID, list_assignments
-from autograde.course_grading import STATUS_CELL_ID
 from autograde.grade import main as grade_main
 from autograde.gradebook import main as gradebook_main
+from autograde.grader_note import STATUS_CELL_ID
 from autograde.judge import empty_result
 from autograde.nbgrader_runner import kernel_environment, make_course_root
 from autograde.record import course_config

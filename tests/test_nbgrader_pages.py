@@ -10,10 +10,11 @@ import nbformat
 import pytest
 from traitlets.config import Config, Configurable
 
-from autograde.course import SHOW_FLAGS_TO_STUDENTS, apply
-from autograde.course_grading import status_cell
+from autograde.course import SHOW_FLAGS_TO_STUDENTS
 from autograde.feedback import StudentNote
+from autograde.grader_note import status_cell
 from autograde.judge import StudentResult, release_notebook
+from autograde.nbgrader_settings import apply
 from autograde.unreadable import CourseExporter, kept_name, problem_of, stand_in
 from course_lib.notebooks import nbgrader_meta
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from autograde import student_kit
-from autograde.student_kit import KitError, answer_blocks, code_lines, find_leaks
+from autograde.student_kit import KitError, answer_blocks, cli, code_lines, find_leaks
 
 from conftest import ASSIGNMENTS, REPO, SOLUTION_CODE
 
@@ -328,10 +328,10 @@ def test_the_stubs_import_and_say_where_the_block_comes_from(kit):
 @pytest.mark.thorough
 def test_the_command_builds_and_refuses_what_it_should_not_do(tmp_path, capsys):
     out = tmp_path / "kit"
-    assert student_kit.main(["--out", str(out), "--give", "1, 02"]) == 0
+    assert cli.main(["--out", str(out), "--give", "1, 02"]) == 0
     assert "handed out: 01_positional_encoding, 02_scaled_dot_product_attention; withheld: 04_transformer" in (
         capsys.readouterr().out)
-    assert student_kit.main(["--out", str(out)]) == 0, "a kit is replaced by a new one"
+    assert cli.main(["--out", str(out)]) == 0, "a kit is replaced by a new one"
     assert "This kit holds none of them yet." in (out / "README.md").read_text()
     other = tmp_path / "other"
     other.mkdir()
@@ -339,7 +339,7 @@ def test_the_command_builds_and_refuses_what_it_should_not_do(tmp_path, capsys):
     for args, problem in [(["--out", str(other)], "not a student kit"), (["--out", str(REPO)], "course's folder"),
                           (["--out", str(REPO / "notebooks" / "kit")], "inside the course's notebooks/"),
                           (["--out", str(out), "--give", "09"], "no such assignment")]:
-        assert student_kit.main(args) == 1
+        assert cli.main(args) == 1
         assert problem in capsys.readouterr().err
     assert (other / "thesis.tex").read_text() == "mine"
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from autograde.course import list_assignments
+from autograde.registry import topic
 from course_lib import expected as stored
 
 SIGNIFICANT_DIGITS = 10
@@ -31,9 +33,6 @@ TOLERANCE = 1e-7
 
 def generator_stems() -> list[str]:
     """The assignments that have a generator module."""
-    from autograde.course import list_assignments
-    from autograde.registry import topic
-
     folder = Path(__file__).resolve().parent
     return [stem for stem in list_assignments()
             if (folder / f"{topic(stem)}.py").is_file() or (folder / topic(stem) / "__init__.py").is_file()]
@@ -41,8 +40,6 @@ def generator_stems() -> list[str]:
 
 def generate(stem: str) -> dict:
     """Run the generator of `stem` and return plain JSON data (numbers rounded, arrays as lists)."""
-    from autograde.registry import topic
-
     module = importlib.import_module(f"autograde.expected.{topic(stem)}")
     return _plain(module.generate())
 

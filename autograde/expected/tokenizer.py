@@ -6,6 +6,6 @@ from __future__ import annotations
 
 def course_tokenizer():
     """The tokenizer of the course's BERT (its vocabulary file; the encoder itself is not loaded)."""
-    from course_lib.pretrained import load_tokenizer
+    from course_lib.pretrained import load_tokenizer  # keras-hub loads only when a generator asks
 
     return load_tokenizer()

@@ -22,6 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograde import registry
+from autograde.kernel_agent import Agent
+from autograde.remote import Remote
+from autograde.sandbox import Outcome
+from autograde.variants import solution_cells
 
 
 @dataclass(frozen=True)
@@ -52,8 +56,6 @@ def unlisted(stem: str) -> dict[str, str]:
 
 def _namespace(stem: str) -> dict:
     """The solution notebook's graded definitions, defined after the set-up the registry names."""
-    from autograde.variants import solution_cells
-
     rows = registry.exercises(stem)
     namespace: dict = {}
     exec(rows[0].imports, namespace)
@@ -104,10 +106,6 @@ def _recording_class(target, recorder: _Recorder):
 def drawn_classes(stem: str, name: str) -> set[str]:
     """The classes of `name` that its hidden check's calls of the solution fell in, run through the grader's Remote
     and agent (served in this process, without a sandbox)."""
-    from autograde.kernel_agent import Agent
-    from autograde.remote import Remote
-    from autograde.sandbox import Outcome
-
     namespace = _namespace(stem)
     recorder = _Recorder(namespace[name], classes(stem)[name])
     target = namespace[name]

@@ -12,6 +12,7 @@ from autograde.input_classes import InputClass
 from autograde.reference.qa import metrics as metric_ref
 from autograde.reference.qa import spans as span_ref
 from autograde.reference.qa import windows as window_ref
+from autograde.reference.qa.decoding import best_span
 
 # ------------------------------------------------------------------------------------------------
 # char_span_to_token_span(offsets, sequence_ids, char_start, char_end)
@@ -259,8 +260,6 @@ def _ties(a) -> bool:
 
 
 def _all_spans(a) -> list[dict]:
-    from autograde.reference.qa.decoding import best_span
-
     return best_span(a["start_logits"], a["end_logits"], a["context_mask"], a["max_answer_length"], 10 ** 6)
 
 

@@ -23,7 +23,7 @@ def token_logits(sequence_output, kernel, bias) -> np.ndarray:
 
 @functools.cache
 def _tiny_backbone(config_items: tuple):
-    from course_lib.heads import tiny_backbone
+    from course_lib.heads import tiny_backbone  # Keras: the NumPy heads need it only to build this backbone
 
     # float64: the same values on every CPU and thread count (float32 sums in another order differ by ~1e-6), so
     # the generated expected values hold everywhere; learners' float32 models are compared at 1e-4.

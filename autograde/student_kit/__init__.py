@@ -27,7 +27,6 @@ patch one where it is used (`autograde.student_kit.assemble.KIT_TREES`).
 
 from autograde.student_kit.assemble import KIT_TREES, OPTIONAL_TREES, SKIPPED_NAMES, SKIPPED_SUFFIXES, build
 from autograde.student_kit.assignments import assignment_stems, parse_give
-from autograde.student_kit.cli import DEFAULT_OUT, main
 from autograde.student_kit.errors import KitError
 from autograde.student_kit.layers import LAYERS, AnswerBlock, answer_blocks, given_block_lines, student_layers
 from autograde.student_kit.leaks import (
@@ -54,10 +53,10 @@ from autograde.student_kit.requirements import (
 )
 
 __all__ = [
-    "DEFAULT_OUT", "HIDDEN_RUN", "HIDDEN_SOURCES", "INSTRUCTORS_ONLY", "KIT_TITLE", "KIT_TREES", "LAYERS",
+    "HIDDEN_RUN", "HIDDEN_SOURCES", "INSTRUCTORS_ONLY", "KIT_TITLE", "KIT_TREES", "LAYERS",
     "OPTIONAL_TREES", "PIN", "README", "SKIPPED_NAMES", "SKIPPED_SUFFIXES", "SOLUTION", "SOLUTION_RUN",
     "AnswerBlock", "Evidence", "KitError", "answer_blocks", "assignment_stems", "build", "code_line",
     "code_lines", "evidence", "find_leaks", "given_block_lines", "hidden_definitions", "hidden_test_evidence",
-    "main", "parse_give", "requirement_name", "solution_evidence", "student_layers", "student_pyproject",
+    "parse_give", "requirement_name", "solution_evidence", "student_layers", "student_pyproject",
     "student_readme", "student_requirements",
 ]

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from autograde import student_kit  # its docstring, the kit's overview, is the command's help
 from autograde.course import REPO_ROOT
 from autograde.student_kit.assemble import build
 from autograde.student_kit.assignments import assignment_stems, parse_give
@@ -16,8 +17,6 @@ DEFAULT_OUT = Path("dist/student-kit")
 
 
 def main(argv: list[str] | None = None) -> int:
-    from autograde import student_kit  # its docstring, the kit's overview, is the command's help
-
     parser = argparse.ArgumentParser(prog="python -m autograde.student_kit", description=student_kit.__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT,

@@ -15,6 +15,8 @@ from pathlib import Path
 import nbformat
 
 from autograde import registry
+from autograde.course import REPO_ROOT, SOURCE_DIRECTORY
+from autograde.normalise import SKIP_KEY, nbgrader_meta
 
 
 @dataclass(frozen=True)
@@ -63,9 +65,6 @@ def variants(stem: str) -> list[Variant]:
 
 def solution_cells(stem: str) -> dict[str, str]:
     """grade id -> the solution notebook's code for it (markers removed)."""
-    from autograde.course import REPO_ROOT, SOURCE_DIRECTORY
-    from autograde.normalise import nbgrader_meta
-
     notebook = nbformat.read(REPO_ROOT / SOURCE_DIRECTORY / stem / f"{stem}.ipynb", as_version=4)
     return {nbgrader_meta(c)["grade_id"]: "\n".join(line for line in c.source.splitlines()
                                                     if "### BEGIN SOLUTION" not in line
@@ -76,10 +75,10 @@ def solution_cells(stem: str) -> dict[str, str]:
 def judge_variants(stem: str, chosen: list[Variant] | None = None, *, seed: int = 0, log=None):
     """[(variant, CellResult)]: each variant defined in one sandboxed kernel that ran the solution notebook,
     judged by its exercise's hidden check, then the solution's code put back."""
+    # Not at the top: judging loads the grader (the sandbox, the checks and what they import), which listing the
+    # variants, as the tests and the registry do, does not need.
     from autograde import checks
-    from autograde.course import REPO_ROOT, SOURCE_DIRECTORY
     from autograde.judge import _judge, _restart
-    from autograde.normalise import SKIP_KEY, nbgrader_meta
     from autograde.remote import Remote
     from autograde.sandbox import SandboxKernel, declared_env
 

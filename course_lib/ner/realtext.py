@@ -1,7 +1,7 @@
 """Assignment 06: the real-text corpus, stand-off annotations over Wikipedia paragraphs of SQuAD v1.1.
 
 The text is never in the repository. `data/realtext/annotations.jsonl` holds, per paragraph of the official
-`train-v1.1.json` (CC BY-SA 4.0, installed with the package SQuAD comes in, see `course_lib.qa.squad_v1`): the
+`train-v1.1.json` (CC BY-SA 4.0, installed with the package SQuAD comes in, see `course_lib.squad_files`): the
 article's title, the paragraph's index in it, its split, and each entity as (start, end, type), character
 offsets into the paragraph. Its first line names the source file and its SHA-256. `load_realtext()` reads the
 installed file, checks the checksum, cuts each paragraph into sentences and words with the course's own
@@ -25,6 +25,7 @@ from pathlib import Path
 from course_lib.ner import ENTITY_TYPES
 from course_lib.ner.conll import Sentence
 from course_lib.ner.words import token_spans
+from course_lib.squad_files import official_file
 
 DATA_DIR = Path(__file__).resolve().parent / "data" / "realtext"
 ANNOTATIONS = DATA_DIR / "annotations.jsonl"
@@ -78,8 +79,6 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 def source_path() -> Path:
     """The installed, MD5-checked `train-v1.1.json` (a clear SquadFilesMissing when the package is absent)."""
-    from course_lib.qa.squad_v1 import official_file
-
     return official_file(SOURCE_FILE)
 
 

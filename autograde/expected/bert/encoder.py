@@ -14,7 +14,7 @@ from course_lib.checking import quiet
 
 
 def _embedding() -> dict:
-    from autograde.reference.bert.keras_layers import BertEmbedding
+    from autograde.reference.bert.keras_layers import BertEmbedding  # Keras loads only when generating
 
     _, weights = visible.make_embedding(BertEmbedding)
     ids, segments = (np.array(visible.EMBEDDING_INPUTS[k]) for k in ("token_ids", "segment_ids"))
@@ -23,7 +23,7 @@ def _embedding() -> dict:
 
 
 def _encoder() -> dict:
-    from autograde.reference.bert.keras_layers import BertEncoder
+    from autograde.reference.bert.keras_layers import BertEncoder  # Keras loads only when generating
 
     _, weights = visible.make_encoder_with_double(BertEncoder)
     inputs = [np.array(visible.ENCODER_INPUTS[k]) for k in ("token_ids", "segment_ids", "padding_mask")]

@@ -16,7 +16,7 @@ def _loaded_fingerprints(backbone, config: dict) -> dict:
 
 
 def generate() -> dict:
-    from course_lib.pretrained import load_bert
+    from course_lib.pretrained import load_bert  # keras-hub and the checkpoint load only when generating
 
     with quiet():
         small = visible.make_backbone(visible.SMALL_CONFIG, seed=visible.SMALL_SEED)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from course_lib.keras_weights import resolve
+
 EMBEDDING_SOURCES = (
     ("embedding.token_embedding", "token_embedding"),
     ("embedding.position_embedding", "position_embedding"),
@@ -28,8 +30,6 @@ def sources(num_layers: int) -> list[tuple[str, str]]:
 
 def load_bert_weights(encoder, backbone) -> None:
     """Copy every weight of a keras-hub BertBackbone into a built BertEncoder of the same sizes."""
-    from course_lib.keras_weights import resolve
-
     if len(encoder.enc_layers) != len(backbone.transformer_layers):
         raise ValueError(f"the encoder has {len(encoder.enc_layers)} layers, the backbone "
                          f"{len(backbone.transformer_layers)}")

@@ -133,6 +133,7 @@ def copy_keras_weights(keras_layer, layer) -> None:
 
 def reference_layer(d_model: int, num_heads: int):
     """A fresh (unbuilt) `keras_layers.ScratchMultiHeadAttention`; call it once, e.g. layer(x, x, x), to build it."""
+    # Keras loads only for a layer: the NumPy reference, which grades, never needs it
     from autograde.reference.multi_head_attention.keras_layers import ScratchMultiHeadAttention
 
     return ScratchMultiHeadAttention(d_model, num_heads)
