@@ -16,6 +16,11 @@ $(STAMP): requirements.txt pyproject.toml $(MAKEFILE_LIST)
 	$(BIN)/python -m pip install --quiet -r $(VENV)/requirements-with-deps.txt
 	$(BIN)/python -m pip install --quiet --no-deps $$(sed -n 's/^\([A-Za-z0-9][^ ]*\) *# no-deps$$/\1/p' requirements.txt)
 	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@# jsonschema's optional IRI format check (rfc3987-syntax, which jupyter-events pulls in) builds an Earley parser
+	@# when imported: about 3 s of CPU in every process that reads a notebook (nbformat imports jsonschema), so every
+	@# Jupyter server, nbgrader command and grading process. Nothing the course validates is an IRI; without the
+	@# package jsonschema leaves that one format unchecked.
+	$(BIN)/python -m pip uninstall --quiet --yes rfc3987-syntax
 	@# The course runs offline: JupyterLab should neither ask to fetch news nor check for updates.
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	echo '$(LAB_OVERRIDES)' > $(VENV)/share/jupyter/lab/settings/overrides.json

@@ -320,10 +320,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="send each student to this Dask scheduler (tcp://host:8786) instead")
     parser.add_argument("--seed", type=int, help="draw the checks' inputs from this seed (default: a new one, "
                                                  "recorded in OUT/grading.json)")
-    parser.add_argument("--cell-timeout", type=float, default=120, help="seconds one notebook cell may run")
-    parser.add_argument("--call-timeout", type=float, default=60, help="seconds one call of a student's code may run")
-    parser.add_argument("--student-timeout", type=float, default=900, help="seconds one submission may take")
-    parser.add_argument("--memory", type=float, default=6, help="GiB of memory a student's kernel may map")
+    limits = Limits()  # the production limits, each the default of its option
+    parser.add_argument("--cell-timeout", type=float, default=limits.cell_timeout,
+                        help=f"seconds one notebook cell may run (default {limits.cell_timeout:g})")
+    parser.add_argument("--call-timeout", type=float, default=limits.call_timeout,
+                        help=f"seconds one call of a student's code may run (default {limits.call_timeout:g})")
+    parser.add_argument("--student-timeout", type=float, default=limits.student_timeout,
+                        help=f"seconds one submission may take (default {limits.student_timeout:g})")
+    parser.add_argument("--memory", type=float, default=limits.memory / 2**30,
+                        help=f"GiB of memory a student's kernel may map (default {limits.memory / 2**30:g})")
     parser.add_argument("--no-feedback", action="store_true", help="skip the feedback pages")
     parser.add_argument("--course-root", type=Path, default=course_root(),
                         help="the nbgrader course whose gradebook, submitted/ and autograded/ get the results "

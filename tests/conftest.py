@@ -62,6 +62,11 @@ def set_course_environment() -> None:
                                                        if p and p != venv_bin)])
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     os.environ.setdefault("MPLBACKEND", "Agg")
+    # One thread per process for TensorFlow, PyTorch and OpenMP, unless the caller chose: `make test` runs a worker
+    # per core, each with its kernels, and threads of two workers fighting over the cores cost CPU time they wait
+    # out (the grader's sandboxed kernels run on one thread for the same reason, autograde/judge.py: Limits).
+    for name in ("OMP_NUM_THREADS", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS"):
+        os.environ.setdefault(name, "1")
 
 
 def pytest_configure(config):

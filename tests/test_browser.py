@@ -135,7 +135,9 @@ def test_run_all_stops_at_the_first_check_saying_not_implemented(chromium, lab, 
         height = page.evaluate(f"() => {NOTEBOOK}.scrollHeight")
         page.set_viewport_size({"width": 1280, "height": min(height + 200, 32000)})
         page.evaluate(f"() => {{ {NOTEBOOK}.scrollTop = 0; }}")
-        page.wait_for_timeout(1000)
+        # the windowed notebook has drawn its top cells: scrolled to the top, and two frames painted since
+        page.wait_for_function(f"() => {NOTEBOOK}.scrollTop === 0", timeout=30 * SECONDS)
+        page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
         shot = screenshot(page, f"{stem}_run_all")
 
         cells = lab.get_json(f"/api/contents/{path}")["content"]["cells"]

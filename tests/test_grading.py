@@ -5,8 +5,8 @@
   tests/graded_batches.py).
 - One batch of bad submissions of assignment 01 through `python -m autograde.grade` (the command `make grade`
   runs, two workers), compared row by row with the outcomes listed in INSTRUCTORS.md.
-- Three of those submissions graded again sequentially, and on a two-worker Dask cluster from folders in reversed
-  order, give the same CSV rows as in the two-worker batch."""
+- Three of those submissions graded again on a two-worker Dask cluster from folders in reversed order, and one of
+  them with one worker in this process, give the same CSV rows as in the two-worker batch."""
 
 from __future__ import annotations
 
@@ -34,8 +34,10 @@ from autograde.judge import Limits
 from conftest import ASSIGNMENTS, REPO, notebook_group
 
 pytestmark = pytest.mark.grading
-# The bad batch's limits: short, since three of its submissions hang until a limit stops them.
-BAD_LIMITS = dict(cell_timeout=30, call_timeout=10, student_timeout=240, memory=6 * 2**30, threads=1)
+# The bad batch's limits: short, since three of its submissions hang until a limit stops them (one of them burning
+# CPU until its call's limit). Long enough for a cell that imports TensorFlow on a busy machine, and a check's call
+# of a correct get_angles, which takes milliseconds. test_the_production_limits checks the values graders get.
+BAD_LIMITS = dict(cell_timeout=30, call_timeout=4, student_timeout=240, memory=6 * 2**30, threads=1)
 
 
 def read_rows(out: Path, name: str) -> list[dict[str, str]]:
@@ -195,6 +197,7 @@ def test_nothing_escapes_the_sandbox(bad_batch):
 
 # One that passes, one that times out in a check, one whose kernel state is tampered with.
 ENGINE_CASES = ["correct", "endless get_angles", "numpy monkeypatched"]
+SEQUENTIAL_CASE = "numpy monkeypatched"
 
 
 def csv_rows(out: Path, name: str, students: set[str] | None = None) -> list[list[str]]:
@@ -210,8 +213,8 @@ def grades(out: Path, students: set[str] | None = None) -> tuple[list, list]:
 
 @pytest.mark.xdist_group("bad-batch")
 def test_same_csv_sequential_parallel_and_dask(bad_batch, tmp_path):
-    """One small batch through each path: sequentially here, with two workers in the bad batch (which holds these
-    submissions, in the same folders, among others), and on Dask from folders in reversed order."""
+    """The same rows whatever grades them: two workers (the bad batch, which holds these submissions in the same
+    folders among others), one worker in this process, and Dask from folders in reversed order."""
     from distributed import LocalCluster
 
     small = tmp_path / "small"
@@ -219,11 +222,15 @@ def test_same_csv_sequential_parallel_and_dask(bad_batch, tmp_path):
         write_submission(name, small / bad_batch.folders[name])
     students = {bad_batch.folders[name] for name in ENGINE_CASES}
     limits = Limits(**BAD_LIMITS)
-    sequential = grade_batch(STEM, small, tmp_path / "one", workers=1, seed=SEED, limits=limits,
+    # One worker, in this process: the state-tampering case (each graded batch of test_graded_* grades sequentially
+    # too, so this path meets every assignment; here it meets the two-worker pool's rows).
+    alone = {bad_batch.folders[SEQUENTIAL_CASE]}
+    shutil.copytree(small / bad_batch.folders[SEQUENTIAL_CASE], tmp_path / "alone" / bad_batch.folders[SEQUENTIAL_CASE])
+    sequential = grade_batch(STEM, tmp_path / "alone", tmp_path / "one", workers=1, seed=SEED, limits=limits,
                              feedback=False, log=lambda line: None)
-    assert len(sequential) == len(ENGINE_CASES)
-    assert grades(bad_batch.out, students) == grades(tmp_path / "one"), "2 workers changed the results"
-    # A reversed folder order (students finishing in another order) changes nothing either.
+    assert len(sequential) == 1
+    assert grades(bad_batch.out, alone) == grades(tmp_path / "one"), "1 worker instead of 2 changed the results"
+    # Every case on Dask, from folders in reversed order (students finishing in another order).
     reordered = tmp_path / "reordered"
     for index, folder in enumerate(sorted(small.iterdir(), reverse=True)):
         shutil.copytree(folder, reordered / folder.name)
@@ -232,7 +239,21 @@ def test_same_csv_sequential_parallel_and_dask(bad_batch, tmp_path):
                       dashboard_address=None) as cluster:
         grade_batch(STEM, reordered, tmp_path / "dask", scheduler=cluster.scheduler_address, seed=SEED,
                     limits=limits, feedback=False, log=lambda line: None)
-    assert grades(tmp_path / "dask") == grades(tmp_path / "one"), "Dask (folders in reversed order) changed the results"
+    assert grades(tmp_path / "dask") == grades(bad_batch.out, students), (
+        "Dask (folders in reversed order) changed the results of the two-worker pool")
+
+
+def test_the_production_limits(capsys):
+    """What graders get unless they say otherwise (the tests above grade with shorter limits, to wait less), and what
+    `make grade`'s help says they are."""
+    limits = Limits()
+    assert (limits.cell_timeout, limits.call_timeout, limits.student_timeout) == (120, 60, 900)
+    assert limits.memory == 6 * 2**30
+    with pytest.raises(SystemExit):
+        grade_main(["--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    for option, value in [("cell-timeout", 120), ("call-timeout", 60), ("student-timeout", 900), ("memory", 6)]:
+        assert re.search(rf"--{option} \S+ .*?\(default {value}\)", help_text), f"--{option}: {help_text}"
 
 
 def test_the_grade_command_runs_as_a_process(tmp_path):

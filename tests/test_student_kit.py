@@ -1,7 +1,7 @@
 """`make student-kit` (autograde/student_kit/): the students' folder and zip hold no answer and no hidden
 test, hand out the building blocks of course_lib/layers.py only for the assignments named, and install and
-open on their own (the last test, marked `notebooks`: it installs the kit into a fresh venv, where the largest
-packages are linked from the course's venv rather than unpacked again)."""
+open on their own (the last test, marked `notebooks`: it installs the kit into a fresh venv, where the course venv's
+packages are linked rather than unpacked again)."""
 
 from __future__ import annotations
 
@@ -380,25 +380,33 @@ def stop_group(process: subprocess.Popen) -> None:
     process.wait(timeout=10)
 
 
-# The kit's largest packages (about 3 GB of its 4 unpacked), which the test links in rather than unpacks again.
-# The largest by unpacking time; the last four are dependencies (of scikit-learn/seqeval, datasets and torch).
-SHARED_DISTRIBUTIONS = ("tensorflow", "torch", "tensorflow-text", "pyarrow", "scipy", "pandas", "sympy", "scikit-learn")
+# What the kit's `make install` unpacks for real: what any venv brings, and the packages whose commands and data
+# files `make lab` uses (the `jupyter` and `jupyter-lab` scripts, JupyterLab's server configuration). Every other
+# distribution of the course's venv is linked in (new_venv_sharing_the_course_packages).
+INSTALLED_FOR_REAL = ("pip", "setuptools", "wheel", "transformers-course", "jupyter-core", "jupyterlab")
 
 
-def new_venv_sharing_the_largest_packages(kit: Path, shared: Path) -> None:
-    """`make install`'s first step, the kit's .venv, with SHARED_DISTRIBUTIONS already installed: their folders,
-    as the course's venv holds them, linked into `shared`, which a .pth file puts on the venv's path. pip then
-    finds their pins satisfied and installs everything else for real (their dependencies included); unpacking
-    them again would take most of the test's time and prove nothing more than the pins do."""
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def new_venv_sharing_the_course_packages(kit: Path, shared: Path) -> None:
+    """`make install`'s first step, the kit's .venv, with the course venv's distributions already installed except
+    INSTALLED_FOR_REAL: their folders linked into `shared`, which a .pth file puts on the venv's path. pip then finds
+    those pins satisfied, offline, and installs the rest; unpacking 4 GB again would take most of the test's time
+    and prove nothing more than tests/test_environment.py's pins do."""
     python = shutil.which("python3.11", path=kit_environment(offline=False)["PATH"])
     assert python, "python3.11 is not on PATH: the kit's make install needs it"
     subprocess.run([python, "-m", "venv", str(kit / ".venv")], check=True, timeout=300)
     shared.mkdir()
-    for name in SHARED_DISTRIBUTIONS:
-        distribution = metadata.distribution(name)
+    real = {canonical(name) for name in INSTALLED_FOR_REAL}
+    for distribution in metadata.distributions():
+        if canonical(distribution.metadata["Name"]) in real:
+            continue
         folder = Path(distribution.locate_file(""))
-        for top in sorted({Path(str(file)).parts[0] for file in distribution.files} - {".."}):
-            (shared / top).symlink_to(folder / top)
+        for top in sorted({Path(str(file)).parts[0] for file in distribution.files or []} - {".."}):
+            if not (shared / top).exists():  # a folder two distributions share (__pycache__) is linked once
+                (shared / top).symlink_to(folder / top)
     site_packages = next((kit / ".venv" / "lib").glob("python3*/site-packages"))
     (site_packages / "course-shared-packages.pth").write_text(f"{shared}\n")
 
@@ -416,14 +424,14 @@ def test_the_kit_installs_in_a_fresh_venv_and_opens_in_jupyterlab(tmp_path):
     timings["build and unzip"] = time.monotonic() - started
 
     started = time.monotonic()
-    new_venv_sharing_the_largest_packages(kit, tmp_path / "shared")
+    new_venv_sharing_the_course_packages(kit, tmp_path / "shared")
     log = tmp_path / "install.log"
     with open(log, "w") as output:
         installed = subprocess.run(["make", "--no-print-directory", "install"], cwd=kit, stdout=output,
                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    env=kit_environment(offline=False), timeout=3600)
     assert installed.returncode == 0, f"make install failed in the kit:\n{log.read_text()[-5000:]}"
-    timings["make install (fresh venv, the largest packages linked)"] = time.monotonic() - started
+    timings["make install (fresh venv, the course's packages linked)"] = time.monotonic() - started
 
     python = kit / ".venv" / "bin" / "python"
     imported = subprocess.run([str(python), "-c", "import course_lib.layers, course_lib.checking; "
