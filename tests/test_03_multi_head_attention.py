@@ -258,6 +258,7 @@ def expect_both_fail(name, fn, *fragments):
             assert fragment in message, f"{check.__module__}.{check.__name__}: {message}"
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("name, index", [(name, i) for name, fns in CORRECT.items() for i in range(len(fns))])
 def test_correct_implementations_pass(name, index, capsys):
     for check in checks(name):

@@ -106,6 +106,7 @@ def _seeded(layer, kind, config, *args, **kwargs):
     return weights, layer(*args, **kwargs)
 
 
+@pytest.mark.thorough
 def test_reference_matches_keras_layers_with_every_mask():
     rng = np.random.default_rng(0)
     config = {"embedding_dim": 8, "num_heads": 2, "fully_connected_dim": 16}
@@ -223,6 +224,7 @@ ENCODER_LAYER_CASES = [
 ]
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("layer, message", ENCODER_LAYER_CASES, ids=[c[0].__name__ for c in ENCODER_LAYER_CASES])
 @pytest.mark.parametrize("check", [visible.check_encoder_layer, hidden.grade_encoder_layer],
                          ids=["visible", "hidden"])
@@ -276,6 +278,7 @@ class WeightsSwappedDecoderLayer(DecoderLayer):
     (visible.check_decoder_layer, WeightsSwappedDecoderLayer, "self-attention weights .* has shape"),
     (hidden.grade_decoder_layer, WeightsSwappedDecoderLayer, "returned in the wrong order"),
 ])
+@pytest.mark.thorough
 def test_decoder_layer_mistakes_are_named(check, layer, message):
     with pytest.raises(CheckFailed, match=message):
         check(layer)
@@ -344,6 +347,7 @@ class NoFfnDropoutDecoderLayer(DecoderLayer):
     (hidden.grade_decoder_layer, CrossAttentionNeverTrainingDecoderLayer, "cross-attention's dropout"),
     (hidden.grade_decoder_layer, NoFfnDropoutDecoderLayer, "self.dropout_ffn never acts in training"),
 ], ids=lambda value: getattr(value, "__name__", "message"))
+@pytest.mark.thorough
 def test_training_mode_mistakes_are_named(check, layer, message):
     with pytest.raises(CheckFailed, match=message):
         check(layer)

@@ -26,6 +26,7 @@ from course_lib.transformer import stacks as visible  # noqa: E402
 # Reference
 
 
+@pytest.mark.thorough
 def test_reference_stacks_match_keras():
     rng = np.random.default_rng(2)
     config = {"num_layers": 2, "embedding_dim": 8, "num_heads": 2, "fully_connected_dim": 16,
@@ -164,6 +165,7 @@ class UnscaledDecoder(Decoder):
     (visible.check_decoder, UnscaledDecoder, "not multiplied by sqrt"),
     (hidden.grade_decoder, UnscaledDecoder, "not multiplied by sqrt"),
 ])
+@pytest.mark.thorough
 def test_decoder_mistakes_are_named(check, layer, message):
     with pytest.raises(CheckFailed, match=message):
         check(layer)
@@ -213,6 +215,7 @@ class SwappedMasksTransformer(Transformer):
     (hidden.grade_transformer, SwappedMasksTransformer, "the decoder's masks are swapped"),
 ])
 # A Transformer that never uses its final layer makes Keras warn about an unbuilt layer; expected here.
+@pytest.mark.thorough
 @pytest.mark.filterwarnings("ignore:`build\\(\\)` was called on layer:UserWarning")
 def test_transformer_mistakes_are_named(check, layer, message):
     with pytest.raises(CheckFailed, match=message):
@@ -301,6 +304,7 @@ def test_training_mode_mistakes_are_named(check, layer, message):
         check(in_a_notebook(layer))
 
 
+@pytest.mark.thorough
 def test_parts_called_without_training_pass(capsys):
     hidden.grade_encoder(in_a_notebook(ImplicitTrainingEncoder))
     assert "its layers run in training mode" in capsys.readouterr().out

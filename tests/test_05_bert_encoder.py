@@ -94,6 +94,7 @@ def test_embedding_by_hand():
     np.testing.assert_array_equal(ref.attention_mask([[1, 0]]), [[[1.0, 0.0]]])
 
 
+@pytest.mark.thorough
 def test_reference_encoder_and_loader_reproduce_the_backbone(bert):
     config = {k: bert.config[k] for k in visible.ENCODER_ARGS}
     encoder = BertEncoder(**config)
@@ -112,6 +113,7 @@ def test_reference_encoder_and_loader_reproduce_the_backbone(bert):
     assert np.abs(exact - expected)[mask > 0].max() > 1e-3
 
 
+@pytest.mark.thorough
 def test_reference_matches_keras_on_small_layers():
     config = hidden.ENCODER_CASES[1].config()
     encoder = BertEncoder(**{k: config[k] for k in config}, dropout=0.5)
@@ -341,6 +343,7 @@ ENCODER_CASES = [
 ]
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("layer, message", ENCODER_CASES, ids=[c[0].__name__ for c in ENCODER_CASES])
 @pytest.mark.parametrize("check", [visible.check_bert_encoder, hidden.grade_bert_encoder], ids=["visible", "hidden"])
 def test_encoder_mistakes_are_named(check, layer, message):
@@ -348,6 +351,7 @@ def test_encoder_mistakes_are_named(check, layer, message):
         check(layer)
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("check", [visible.check_bert_encoder, hidden.grade_bert_encoder], ids=["visible", "hidden"])
 def test_unexpanded_mask_is_named_or_hinted(check):
     """A (batch, seq) mask is named where it broadcasts (batch == seq) and hinted at where it crashes."""
@@ -374,6 +378,7 @@ def encoder_with_embedding(embedding):
     return type("BertEncoder", (BertEncoder,), {"__init__": own_init})
 
 
+@pytest.mark.thorough
 def test_encoder_keeps_its_points_when_only_the_embedding_is_wrong(capsys):
     encoder = encoder_with_embedding(ScaledEmbedding)
     assert isinstance(encoder(9, 1, 1, 4, 8).embedding, ScaledEmbedding)
@@ -384,6 +389,7 @@ def test_encoder_keeps_its_points_when_only_the_embedding_is_wrong(capsys):
     assert "Note: BertEncoder is right, but with your own BertEmbedding" in out
 
 
+@pytest.mark.thorough
 def test_encoder_keeps_its_points_when_the_embedding_is_unfinished(capsys):
     encoder = encoder_with_embedding(UnfinishedEmbedding)
     visible.check_bert_encoder(encoder)

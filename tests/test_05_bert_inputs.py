@@ -32,6 +32,7 @@ def tokenizer():
 # The reference against the real tokenizer and against numbers written out by hand
 
 
+@pytest.mark.thorough
 def test_lecture_example_matches_the_tokenizer(tokenizer):
     tokenizer.no_truncation()
     tokenizer.no_padding()

@@ -70,6 +70,7 @@ def sources_by_sublayer(encoder, backbone, num_layers: int) -> dict[str, str]:
     return labels
 
 
+@pytest.mark.thorough
 def test_generated_fingerprints_are_the_checkpoints(bert):
     """Each stored fingerprint is that of the backbone weight the reference says it comes from; the hidden
     check's map of sources, made from names, pairs the sublayers' weights as Keras lists them."""
@@ -152,6 +153,7 @@ LOADER_CASES = [
 ]
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("loader, message", LOADER_CASES, ids=[
     "norms_swapped", "segment_untouched", "token_position_swapped", "dense_swapped", "layers_reversed",
     "first_layer_everywhere", "hard_coded_sizes", "writes_into_backbone", "always_equal"])
@@ -169,6 +171,7 @@ def test_hidden_loader_check_says_where_a_weight_should_come_from():
         hidden.grade_load_bert_weights(loader)
 
 
+@pytest.mark.thorough
 def test_visible_loader_check_on_the_pretrained_backbone_names_the_wrong_weight(bert):
     """Right for the small backbone, wrong for the pretrained one: the fingerprints of the checkpoint catch it."""
     def loader(encoder, backbone):

@@ -134,6 +134,7 @@ def test_write_refuses_what_a_reader_would_misread(tmp_path):
         Sentence(["a", "b"], ["O"])
 
 
+@pytest.mark.thorough
 def test_load_hf_fails_fast_and_clearly_offline():
     code = ("from course_lib.ner import conll\n"
             "try:\n    conll.load_hf('conll2003', 'validation')\n"
@@ -399,6 +400,7 @@ def test_augment_changes_only_entities_and_is_seeded():
             assert copy.tags[:2] == ("B-PER", "I-PER")
 
 
+@pytest.mark.thorough
 def test_load_corpus_augments_train_only(tmp_path):
     corpus.build(fixture_sources(tmp_path / "source"), tmp_path / "out")
     plain = corpus.load_corpus(tmp_path / "out")
@@ -424,6 +426,7 @@ def corpus_documents():
     return documents
 
 
+@pytest.mark.thorough
 def test_committed_splits_equal_a_fresh_build(corpus_documents, tmp_path):
     corpus.build(corpus.SOURCE_DIR, tmp_path)
     for name in ("train.conll", "validation.conll", "test.conll", "splits.json"):

@@ -135,6 +135,7 @@ def expect_same_scores(true_tags, predicted_tags):
             assert abs(ours[key][field] - theirs[key][field]) <= 1e-12, (key, field, true_tags, predicted_tags)
 
 
+@pytest.mark.thorough
 def test_entity_scores_is_seqevals_strict_report():
     rng = np.random.default_rng(2)
     for _ in range(1500):

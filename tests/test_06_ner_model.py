@@ -185,6 +185,7 @@ def test_the_backbone_itself_is_not_a_classifier():
     assert all("returns a dict" in message for message in messages), messages
 
 
+@pytest.mark.thorough
 def test_an_inverted_mask_is_diagnosed_and_an_extra_layer_named():
     def inverted(backbone, num_labels, dropout=0.1):
         inputs = backbone.input
@@ -245,6 +246,7 @@ def remote(tmp_path):
     return Remote(kernel), kernel
 
 
+@pytest.mark.thorough
 def test_hidden_checks_through_handles(remote, capsys):
     remote, kernel = remote
     hidden.grade_build_token_classifier(remote.lookup("right_classifier"))

@@ -28,6 +28,7 @@ def records():
     return realtext.read_annotations()
 
 
+@pytest.mark.thorough
 def test_the_corpus_has_3000_sentences_in_three_splits_by_article(corpus, records):
     assert sum(len(corpus[split]) for split in realtext.SPLITS) >= 3000
     titles = {split: {sentence.document for sentence in corpus[split]} for split in realtext.SPLITS}
@@ -208,6 +209,7 @@ def test_adjudication_takes_agreed_sentences_and_decisions_and_refuses_an_undeci
     assert [tuple(span) for span in decided[key]] == [s for s in first[key] if not start <= s[0] < end]
 
 
+@pytest.mark.thorough
 def test_the_data_card_counts_are_the_annotations():
     result = subprocess.run([sys.executable, "-m", "course_lib.ner.annotating", "check"], capture_output=True,
                             text=True, cwd=REPO, timeout=300)

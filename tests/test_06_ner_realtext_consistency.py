@@ -35,6 +35,7 @@ SMALL = [_sentence("[LOC Paris] lies on the [LOC Seine] .", "Paris | 0"),
          _sentence("Bureau staff met [LOC Paris] officials .", "FAA | 10")]
 
 
+@pytest.mark.thorough
 def test_the_committed_corpus_passes_the_check():
     result = _run()
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr

@@ -31,6 +31,7 @@ def saved(tmp_path_factory):
     return tagger, folder
 
 
+@pytest.mark.thorough
 def test_a_reloaded_tagger_gives_the_same_entities(saved):
     tagger, folder = saved
     reloaded = load_tagger(folder, predictions_to_entities)

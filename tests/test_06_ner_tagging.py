@@ -50,6 +50,7 @@ def test_word_spans_are_the_words_in_the_text():
     assert "U.S." in words and "Okafor-Smith" in words and "1,200.50" in words, words
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("seed", range(8))
 def test_every_entity_is_exactly_its_text_and_starts_and_ends_on_word_boundaries(tokenizer, seed):
     tag = Tagger(FixedModel(random_labels(seed)), tokenizer, predictions_to_entities, max_length=24)

@@ -19,6 +19,9 @@ from course_lib.heads import tiny_backbone  # noqa: E402
 from course_lib.ner import LABELS, encoding, training  # noqa: E402
 from course_lib.pretrained import load_bert  # noqa: E402
 
+# Each test trains a small model for seconds: make test runs them, make test-quick does not.
+pytestmark = pytest.mark.thorough
+
 LABEL_TO_ID = {label: i for i, label in enumerate(LABELS)}
 
 

@@ -210,6 +210,7 @@ def test_fewer_spans_and_missed_spans_are_explained():
     expect_named(without_the_best, "sort by score, highest first")
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
 def test_checks_are_sound(check):
     for value in [AlwaysEqual(), [AlwaysEqual()] * 20, None, "spans", {"window": 0, "start": 1, "end": 1},

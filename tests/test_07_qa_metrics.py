@@ -86,12 +86,14 @@ def test_every_named_mistake_shows_in_the_hidden_checks_pairs(seed):
 # (The solution, the reference and the variants against both checks: tests/test_exercises.py)
 
 
+@pytest.mark.thorough
 def test_named_mistakes_fail_naming_themselves():
     for mistake in mistakes.METRICS:
         for check in CHECKS:
             expect_named(check, mistake.produce, mistake.message)
 
 
+@pytest.mark.thorough
 def test_forms_and_other_mistakes_are_explained():
     solution = define("squad_em_f1")
 
@@ -129,6 +131,7 @@ def test_forms_and_other_mistakes_are_explained():
         expect_named(check, some_overlap_matches, "exact match is 1.0 when the prediction equals one of the gold")
 
 
+@pytest.mark.thorough
 def test_ints_and_bools_are_scores_too(capsys):
     """SQuAD's script gives exact match as a bool, and its F1 is the int 0 when no word is shared: floats, ints and
     Python bools from 0 to 1 pass, as the exercise's text says; a NumPy bool is refused by both checks alike (the
@@ -179,6 +182,7 @@ def test_exact_match_of_the_gold_answer_with_the_best_f1_is_named():
             expect_named(check, fn, message)
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
 def test_checks_are_sound(check):
     expect_sound(check, [AlwaysEqual(), (AlwaysEqual(), AlwaysEqual()), None, (1.0,), "1.0", {1.0, 0.5}])

@@ -121,11 +121,13 @@ def test_always_equal_results_fail():
     assert all("should return a keras.Model" in m for m in messages), messages
 
 
+@pytest.mark.thorough
 def test_the_backbone_itself_is_not_a_span_model():
     messages = both_checks(lambda backbone, dropout=0.1: backbone)
     assert all("returns a dict" in message for message in messages), messages
 
 
+@pytest.mark.thorough
 def test_the_backbones_vectors_are_not_logits():
     def vectors(backbone, dropout=0.1):
         return keras.Model(backbone.input, backbone(backbone.input)["sequence_output"])
@@ -133,6 +135,7 @@ def test_the_backbones_vectors_are_not_logits():
     assert all(message_of(mistakes.SHAPES, "no_head") in m for m in both_checks(vectors))
 
 
+@pytest.mark.thorough
 def test_an_inverted_mask_a_missing_bias_and_an_extra_layer_are_named():
     def inverted(backbone, dropout=0.1):
         inputs = backbone.input
@@ -170,6 +173,7 @@ def test_a_dict_of_outputs_is_told_to_be_a_list():
 VARIANTS_BY_WHAT = {v.what: v for v in VARIANTS}
 
 
+@pytest.mark.thorough
 def test_hidden_check_through_handles(tmp_path, capsys):
     from in_process_kernel import InProcessKernel
 

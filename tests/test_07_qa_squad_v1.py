@@ -95,6 +95,7 @@ def test_the_installed_package_holds_both_official_files(no_verdicts):
     assert pin.split()[0] == squad_files.PACKAGE_PIN and pin.rstrip().endswith("# no-deps"), pin
 
 
+@pytest.mark.thorough
 def test_the_splits_hold_squad_v1_1_whole(splits):
     training = splits["train"] + splits["validation"]
     assert (len(training), len(titles(training))) == (87_599, 442), "train-v1.1.json: questions, articles"

@@ -19,6 +19,9 @@ from course_lib.qa.features import encode_examples, thin_unanswered  # noqa: E40
 from course_lib.qa.squad import Answer, QAExample  # noqa: E402
 from course_lib.qa.training import fine_tune_spans, predict_logits, span_loss  # noqa: E402
 
+# Each test trains a small model for seconds: make test runs them, make test-quick does not.
+pytestmark = pytest.mark.thorough
+
 LONG = ("The first section is about rivers. " * 30 + "The Volga flows into the Caspian Sea. "
         + "The last section is about lakes. " * 30)
 

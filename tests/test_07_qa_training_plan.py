@@ -23,6 +23,7 @@ def bert():
     return load_bert()
 
 
+@pytest.mark.thorough
 def test_a_minutes_budget_trains_on_the_questions_that_fit(bert, capsys):
     from autograde.reference.qa.model import build_qa_model
     from course_lib import layers
@@ -76,6 +77,7 @@ def token_arrays(count=37, max_length=24, seed=0):
             "labels": rng.integers(0, 3, (count, max_length)).astype(np.int32)}
 
 
+@pytest.mark.thorough
 def test_measuring_changes_no_weight_and_the_run_keeps_its_step_with_a_schedule_for_its_own_steps():
     import keras
 

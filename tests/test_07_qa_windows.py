@@ -98,6 +98,7 @@ def test_stored_windows_read_back():
 # (The solution, the reference and the variants against both checks: tests/test_exercises.py)
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("spans", variants_of("char_span_to_token_span", False), ids=lambda v: v.what)
 def test_a_wrong_char_span_to_token_span_costs_make_windows_nothing(spans, capsys):
     fn = define("make_windows", spans_source=spans.source)
@@ -105,6 +106,7 @@ def test_a_wrong_char_span_to_token_span_costs_make_windows_nothing(spans, capsy
         run_quietly(check, fn, capsys)
 
 
+@pytest.mark.thorough
 def test_forms_and_other_mistakes_are_explained():
     solution = define("make_windows")
 
@@ -160,6 +162,7 @@ def test_checks_are_sound(check):
                          [dict.fromkeys(keys, [AlwaysEqual()])]])
 
 
+@pytest.mark.thorough
 def test_the_hidden_check_through_the_wire(tmp_path, capsys):
     """Every context in one request (arrays and tuples cross as such); graded with the reference
     char_span_to_token_span in the kernel even when the learner's is wrong; the largest wrong answer (many windows)

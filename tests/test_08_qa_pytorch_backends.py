@@ -56,6 +56,7 @@ def test_tensorflow_and_pytorch_give_the_same_logits(tmp_path, course_windows):
     assert np.std(in_torch["start_logits"]) > 0.05, "the logits are all alike: the comparison would prove nothing"
 
 
+@pytest.mark.thorough
 def test_a_failing_child_says_why(tmp_path):
     with pytest.raises(BackendProcessError, match="holds no saved QA model"):
         run_in_backend("tensorflow", "course_lib.qa_pytorch.backends:tensorflow_logits",
@@ -122,6 +123,7 @@ def _model(layout: str):
     return model
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("layout", ["dense2", "two_dense1"])
 def test_saved_model_reproduces_the_keras_model(tmp_path, layout):
     model = _model(layout)
@@ -181,6 +183,7 @@ def test_loading_refuses_what_does_not_fit(tmp_path):
 # The throughput helper's data
 
 
+@pytest.mark.thorough
 def test_timing_windows_are_one_block_both_frameworks_read(course_windows):
     arrays = course_windows.arrays
     timing = throughput.timing_windows(arrays, 4, 3)

@@ -145,6 +145,7 @@ def model_checks(kernel, source: str) -> list[str]:
     return messages
 
 
+@pytest.mark.thorough
 def test_the_kernel_runs_keras_on_torch(kernel):
     outcome = kernel[0].run("import keras, os\nprint(keras.config.backend(), os.environ['KERAS_BACKEND'])", 60,
                             keep_stdout=True)
@@ -160,6 +161,7 @@ def test_each_model_exercise_has_four_wrong_variants():
         assert sum(not v.correct for v in VARIANTS if v.name == name) >= 4
 
 
+@pytest.mark.thorough
 def test_unfinished_model_stays_unfinished(kernel):
     stub = next(cell.source for cell in nbformat.read(release_path(STEM), as_version=4).cells
                 if cell.metadata.get("nbgrader", {}).get("grade_id") == "QAModel")
@@ -186,6 +188,7 @@ def test_unfinished_model_stays_unfinished(kernel):
      "        self.parts = [backbone]\n        self.qa_outputs = torch.nn.Linear(backbone.hidden_dim, 2)\n",
      "does not keep the backbone"),
 ], ids=["not a module", "no super().__init__()", "crash in forward", "one tensor", "backbone in a list"])
+@pytest.mark.thorough
 def test_malformed_modules_fail_both_checks(kernel, source, expected):
     for message in model_checks(kernel, source):
         assert expected in message, message

@@ -85,6 +85,7 @@ def made_up_windows(monkeypatch):
     return lambda split, n: list(range(n))
 
 
+@pytest.mark.thorough
 def test_measuring_leaves_the_weights_the_mode_and_the_random_numbers_as_they_were():
     torch.manual_seed(0)
     model = Tiny().eval()

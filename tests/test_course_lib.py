@@ -222,6 +222,7 @@ def test_provided_attention_matches_the_reference(mask_kind):
     np.testing.assert_allclose(output.numpy(), expected_output, atol=1e-5)
 
 
+@pytest.mark.thorough
 def test_provided_encoder_layer_passes_the_hidden_check_of_assignment_04():
     from autograde.checks.transformer.layers import grade_encoder_layer
     from course_lib.layers import EncoderLayer
@@ -270,6 +271,7 @@ def _random_windows(rng, containers: str):
     return [rng.integers(1000, 30000, question).tolist(), context.tolist(), offsets, max_length, stride]
 
 
+@pytest.mark.thorough
 def test_provided_windows_and_spans_match_the_references():
     from autograde.reference.qa import spans, windows
     from course_lib.layers import char_span_to_token_span, make_windows

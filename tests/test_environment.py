@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from importlib import metadata
 
+import pytest
 import yaml
 
 from conftest import REPO
@@ -93,6 +94,7 @@ def test_pretrained_checkpoint_ships_with_the_environment():
     assert not missing, f"the checkpoint folder {folder} lacks {missing}"
 
 
+@pytest.mark.thorough
 def test_a_built_wheel_carries_the_files_the_packages_read(tmp_path):
     """The editable install reads files from the checkout; a wheel must carry them as package data."""
     import shutil
@@ -118,6 +120,7 @@ def test_a_built_wheel_carries_the_files_the_packages_read(tmp_path):
         f"{[name for name in needed if name not in names]}")
 
 
+@pytest.mark.thorough
 def test_tests_of_one_xdist_group_run_on_one_worker(tmp_path):
     """`make test` relies on --dist loadgroup: tests sharing an expensive fixture carry one xdist_group."""
     import subprocess

@@ -103,6 +103,7 @@ def expect_verdict(variant, messages: list[str]) -> None:
 # In this process
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("row", IN_PROCESS, ids=row_id)
 def test_reference_passes_both_checks(row, capsys):
     messages = failure_messages(both_checks(row), reference(row))

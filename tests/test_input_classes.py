@@ -29,6 +29,7 @@ def test_every_graded_function_lists_its_input_classes(stem):
         assert len(found) >= 3 and len(set(names)) == len(names), f"{name}: {names}"
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("stem", STEMS)
 def test_the_hidden_checks_draw_every_class(stem):
     setup = "".join(row.kernel_setup for row in registry.exercises(stem))

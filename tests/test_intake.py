@@ -139,6 +139,7 @@ def test_keep_submission_copies_regular_files_only(monkeypatch, tmp_path):
     assert not (target.parent / f".{PE}.copying").exists(), "a half copy was left"
 
 
+@pytest.mark.thorough
 def test_record_batch_records_everyone_despite_pipes_and_links(tmp_path):
     """nbgrader's own layout (submitted/ graded where it is) with a pipe and links in it, and a folder to copy."""
     root = make_course_root(tmp_path / "course", [PE])
@@ -245,6 +246,7 @@ def test_make_submit_refuses_a_notebook_over_the_graders_limit(tmp_path):
         submit.find_notebooks(work)
 
 
+@pytest.mark.thorough
 def test_a_refused_student_keeps_their_earlier_grade_in_the_gradebook(tmp_path):
     from nbgrader.api import Gradebook
 

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO
 
 GROWS = '''
@@ -47,6 +49,7 @@ def run(tmp_path: Path, source: str, *options: str) -> subprocess.CompletedProce
     return subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=environment, timeout=300)
 
 
+@pytest.mark.thorough
 def test_a_test_that_grows_past_the_limit_fails_by_name_and_the_run_goes_on(tmp_path):
     result = run(tmp_path, GROWS)
     output = result.stdout + result.stderr
@@ -56,6 +59,7 @@ def test_a_test_that_grows_past_the_limit_fails_by_name_and_the_run_goes_on(tmp_
     assert "past its limit of 0.4 GiB (COURSE_TEST_MEMORY_GIB)" in output, output
 
 
+@pytest.mark.thorough
 def test_a_test_that_keeps_the_memory_ends_its_worker_which_xdist_names(tmp_path):
     result = run(tmp_path, SWALLOWS, "-n", "1", "--max-worker-restart=0")
     output = result.stdout + result.stderr

@@ -135,6 +135,7 @@ def run_autograde(root, config, student: str) -> dict:
     return capture_log(converter)
 
 
+@pytest.mark.thorough
 def test_when_the_grader_cannot_run_the_earlier_result_stands(tmp_path, monkeypatch):
     """nbgrader removes the graded notebook before converting; without a sandbox the course's grader refuses, and
     the last graded notebook comes back with a note instead of the submission dropping to "needs autograding"."""

@@ -169,6 +169,7 @@ def test_stray_nbgrader_metadata_is_removed_and_said():
     assert "SCALE = 10000" in run_order(repaired.notebook)
 
 
+@pytest.mark.thorough
 def test_a_markdown_test_cell_reaches_the_gradebook_and_the_feedback_page(tmp_path):
     """Through nbgrader's converter, as `make grade` records a batch: with the markdown copy still marked, nbgrader
     met two cells with one grade id and recorded nothing. The verdicts are those a correct answer gets."""

@@ -46,6 +46,7 @@ def sequence_output(backbone, tokenizer, sentences):
     return np.asarray(backbone(inputs)["sequence_output"]), inputs["padding_mask"]
 
 
+@pytest.mark.thorough
 def test_the_default_is_the_shipped_minilm_checkpoint(shipped):
     config = shipped.config
     sizes = {k: config[k] for k in ("num_layers", "hidden_dim", "num_heads", "intermediate_dim", "vocabulary_size")}
@@ -80,6 +81,7 @@ def test_the_encoder_gives_sensible_sentence_vectors(shipped):
     assert similar > 0.6 and unrelated < 0.2, (similar, unrelated)
 
 
+@pytest.mark.thorough
 def test_loading_never_touches_the_network(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("load_bert() tried to open a network connection")
@@ -89,6 +91,7 @@ def test_loading_never_touches_the_network(monkeypatch):
     assert load_bert().config["num_layers"] == 6
 
 
+@pytest.mark.thorough
 def test_an_explicit_folder_loads_and_builds_its_tokenizer_from_vocab_txt(shipped, checkpoint_copy):
     local = load_bert(checkpoint_copy)
     assert local.source == str(checkpoint_copy)
@@ -120,6 +123,7 @@ def test_missing_files_are_named_with_how_to_get_them(checkpoint_copy):
         load_bert(checkpoint_copy / "nowhere")
 
 
+@pytest.mark.thorough
 def test_an_unreadable_checkpoint_is_reported(checkpoint_copy):
     (checkpoint_copy / "model.safetensors").unlink()
     (checkpoint_copy / "model.safetensors").write_bytes(b"not a checkpoint")

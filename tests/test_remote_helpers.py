@@ -124,6 +124,7 @@ def test_a_string_is_refused_with_what_to_pass_instead(kernel):
         part_source(address)
 
 
+@pytest.mark.thorough
 @pytest.mark.parametrize("obj, message", UNADDRESSABLE, ids=["lambda", "nested", "main", "bound", "method"])
 def test_an_object_without_an_address_is_refused_by_name(kernel, obj, message):
     handle = Remote(kernel).lookup("uses")

@@ -183,10 +183,12 @@ def test_the_readme_says_how_to_open_hand_in_and_what_arrives_later(kit):
 # No answers, no hidden tests
 
 
+@pytest.mark.thorough
 def test_the_kit_holds_no_solution_and_no_hidden_test(kit):
     assert find_leaks(kit) == []
 
 
+@pytest.mark.thorough
 def test_every_solution_cell_is_searched_for():
     origins = {item.origin for item in student_kit.solution_evidence()}
     solution_cells = sum(
@@ -199,6 +201,7 @@ def test_every_solution_cell_is_searched_for():
     assert "grade_positional_encoding" in student_kit.hidden_definitions()
 
 
+@pytest.mark.thorough
 def test_a_kit_with_the_solutions_in_it_fails_the_search(kit, tmp_path):
     leaky = tmp_path / "student-kit"
     shutil.copytree(kit, leaky)
@@ -209,6 +212,7 @@ def test_a_kit_with_the_solutions_in_it_fails_the_search(kit, tmp_path):
         "every solution cell is found")
 
 
+@pytest.mark.thorough
 def test_a_pasted_answer_or_hidden_check_is_found_however_it_is_spaced(kit, tmp_path):
     leaky = tmp_path / "student-kit"
     shutil.copytree(kit, leaky)
@@ -228,6 +232,7 @@ def test_a_pasted_answer_or_hidden_check_is_found_however_it_is_spaced(kit, tmp_
     assert any("defines grade_positional_encoding" in leak for leak in leaks)
 
 
+@pytest.mark.thorough
 def test_a_leaking_kit_is_never_written(tmp_path, monkeypatch):
     monkeypatch.setattr("autograde.student_kit.assemble.KIT_TREES", (*student_kit.KIT_TREES, "solutions"))
     out = tmp_path / "student-kit"
@@ -258,6 +263,7 @@ def test_every_building_block_of_layers_py_is_marked_with_its_assignment():
                                        "squad_em_f1"], "07_qa")}
 
 
+@pytest.mark.thorough
 def test_the_mark_changes_nothing_in_the_repository(tmp_path):
     from course_lib import layers
 
@@ -269,6 +275,7 @@ def test_the_mark_changes_nothing_in_the_repository(tmp_path):
     assert (tmp_path / "all" / "course_lib" / "layers.py").read_text() == LAYERS_SOURCE
 
 
+@pytest.mark.thorough
 def test_a_kit_given_01_holds_01s_block_and_not_04s(tmp_path):
     out = tmp_path / "student-kit"
     student_kit.build(out, ["01"])  # runs the builder's own search too
@@ -284,6 +291,7 @@ def test_a_kit_given_01_holds_01s_block_and_not_04s(tmp_path):
     assert "This kit holds those from 01_positional_encoding." in (out / "README.md").read_text()
 
 
+@pytest.mark.thorough
 def test_the_stubs_import_and_say_where_the_block_comes_from(kit):
     """In the kit's own course_lib (first on the path): 05's weight check can still build EncoderLayer."""
     script = textwrap.dedent("""

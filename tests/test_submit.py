@@ -352,6 +352,7 @@ def test_collect_unpacks_only_the_assignment_being_graded(tmp_path):
         collect.collect(submissions, PE, out, log=logged.append)
 
 
+@pytest.mark.thorough
 def test_make_grade_refuses_the_student_of_a_faulty_archive_and_grades_the_others(monkeypatch, tmp_path, capsys):
     import autograde.confinement
 

@@ -83,6 +83,7 @@ def test_an_array_written_in_fortran_order_is_read_as_written(tmp_path):
     np.testing.assert_array_equal(wire.Decoder(arrays).decode(tree), array)
 
 
+@pytest.mark.thorough
 def test_a_compressed_member_is_refused_before_it_inflates(tmp_path):
     """256 MiB of zeros deflated to a quarter of a megabyte, as the kernel could write it."""
     path = tmp_path / "bomb.npz"
@@ -141,6 +142,7 @@ ODD_MEMBERS = {
 }
 
 
+@pytest.mark.thorough
 def test_a_directory_of_empty_members_is_refused_before_zipfile_lists_it(tmp_path):
     """zipfile makes a 550-byte object of each entry: 50,000 empty members would take 8 times the file's size."""
     path = tmp_path / "empty.npz"
