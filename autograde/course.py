@@ -65,10 +65,12 @@ def list_assignments(source: Path = REPO_ROOT / SOURCE_DIRECTORY) -> list[str]:
     return sorted(p.name for p in source.iterdir() if (p / f"{p.name}.ipynb").is_file())
 
 
-def db_url(root: Path) -> str:
-    """The gradebook of the course rooted at `root`: COURSE_DB_URL (another database, a PostgreSQL server's for a
-    course several instructors grade, INSTRUCTORS.md), else `.nbgrader/gradebook.db` there, out of the tracked tree."""
-    return os.environ.get("COURSE_DB_URL") or f"sqlite:///{Path(root).resolve() / '.nbgrader' / 'gradebook.db'}"
+def db_url(root: Path | None = None) -> str:
+    """The gradebook of the course rooted at `root` (default: course_root()): COURSE_DB_URL (another database, a
+    PostgreSQL server's for a course several instructors grade, INSTRUCTORS.md), else `.nbgrader/gradebook.db` there,
+    out of the tracked tree."""
+    folder = Path(root).resolve() if root else course_root()
+    return os.environ.get("COURSE_DB_URL") or f"sqlite:///{folder / '.nbgrader' / 'gradebook.db'}"
 
 
 def apply_layout(c, root: Path) -> None:

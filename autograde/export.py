@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from autograde.gradebook import course_db_url
+from autograde import course
 from autograde.roster import ROSTER_COLUMNS, RosterError, read_roster
 
 FORMATS = ("canvas", "moodle", "csv")
@@ -219,7 +219,7 @@ def export(fmt: str, out: Path, assignments: list[str], roster_path: Path | None
         roster = read_roster(roster_path) if roster_path is not None else None
     except RosterError as error:
         raise ExportError(str(error)) from None
-    grades = read_gradebook(db_url or course_db_url(), assignments)
+    grades = read_gradebook(db_url or course.db_url(), assignments)
     who = people(fmt, grades, roster, str(roster_path))
     if fmt == "canvas":
         rows = canvas_rows(grades, who, parse_canvas_ids(canvas_ids, list(grades.max_scores)))

@@ -37,10 +37,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograde import confinement
+from autograde import confinement, course
 from autograde.collect import CollectError, choose_notebook, collect, walk
 from autograde.course import course_root, list_assignments
-from autograde.gradebook import course_db_url, gradebook_lock
+from autograde.gradebook import gradebook_lock
 from autograde.judge import MAX_EXTRA_BYTES, Limits, StudentResult, empty_result, grade_submission, max_points
 from autograde.record import TIMESTAMP, lateness, record_batch
 from autograde.report import write_report
@@ -232,7 +232,7 @@ def grade_batch(stem: str, submissions: Path, out: Path, *, workers: int = 1, sc
                                 feedback=feedback, log=log):
         log(problem)
     if results and (course_root is not None or db_url):
-        _name_students(db_url or course_db_url(Path(course_root).resolve()), roster, log)
+        _name_students(db_url or course.db_url(Path(course_root)), roster, log)
     _note_submission_times(results, folders, lateness(course_root, db_url, stem) if course_root else {})
     # A refused student is in the CSVs, never in the gradebook: a 0 there would replace an earlier graded submission.
     results = sorted(results + [empty_result(stem, student, f"not graded: {why}")

@@ -24,14 +24,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from autograde import course
-from autograde.course import apply_layout, course_root, list_assignments
+from autograde.course import apply_layout, list_assignments
 from autograde.nbgrader_runner import make_course_root
 from autograde.roster import RosterError, name_students, read_roster
-
-
-def course_db_url(root: Path | None = None) -> str:
-    """The gradebook the course's nbgrader configuration (autograde/nbgrader_config.py) uses."""
-    return course.db_url(root or course_root())
 
 
 def record(assignments: list[str], db_url: str) -> dict[str, str]:
@@ -128,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gradebook: {error}", file=sys.stderr)
         return 2
     assignments = args.assignments or known
-    db_url = course_db_url()
+    db_url = course.db_url()
     with gradebook_lock(db_url):
         failed = record(assignments, db_url)
         named = name_students(db_url, roster)
